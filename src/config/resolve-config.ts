@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { configSchema, type RelayConfig } from './config-schema.js';
+import { envName, flagName, OPTIONS, optionKeys, type OptionKey } from './options.js';
+
+export interface ConfigSources {
+  /** Parsed command-line flags, camelCase keys; undefined means "not given". */
+  flags?: Partial<Record<string, unknown>>;
+  /** The environment to read OUTBOX_TAIL_* (and DATABASE_URL) from. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Path of a JSON or YAML config file. */
+  configFile?: string;
+}
+
+type Origin = 'flag' | 'env' | 'file' | 'default';
+
+/** Precedence: flags > env (OUTBOX_TAIL_*) > config file > schema defaults. */
+export function resolveConfig(sources: ConfigSources): RelayConfig {
+  const merged: Record<string, unknown> = {};
+  const origin = new Map<string, string>();
+  const layer = (values: Record<string, unknown>, from: Origin, label: (k: string) => string) => {
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) continue;
+      merged[key] = value;
+      origin.set(key, `${from} ${label(key)}`);
+    }
+  };
+  if (sources.configFile) layer(readConfigFile(sources.configFile), 'file', (k) => `${sources.configFile}: ${k}`);
+  if (sources.env) layer(fromEnv(sources.env), 'env', (k) => envSource(sources.env!, k as OptionKey));
+  if (sources.flags) layer(pickKnown(sources.flags), 'flag', (k) => `--${flagName(k as OptionKey)}`);
+
+  const result = configSchema.safeParse(merged);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? '');
+    if (issue.code === 'unrecognized_keys') {
+      return `  unknown option(s) ${issue.keys.join(', ')} (from ${[...new Set(issue.keys.map((k) => origin.get(k) ?? 'input'))].join(', ')})`;
+    }
+    const names = key in OPTIONS ? `--${flagName(key as OptionKey)} / ${envName(key as OptionKey)}` : key;
+    const given = origin.has(key) ? ` (given ${JSON.stringify(merged[key])} by ${origin.get(key)})` : '';
+    return `  ${names}: ${issue.message}${given}`;
+  });
+  throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n${lines.join('\n')}`, {
+    hint: 'correct the options above; `outbox-tail --help` lists every option and its env var',
+    exitCode: EXIT.CONFIG,
+  });
+}
+
+function pickKnown(flags: Partial<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of optionKeys) if (flags[key] !== undefined) out[key] = flags[key];
+  return out;
+}
+
+function fromEnv(env: Readonly<Record<string, string | undefined>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of optionKeys) {
+    const names = [envName(key), ...(OPTIONS[key].aliasesEnv ?? [])];
+    const name = names.find((n) => env[n] !== undefined && env[n] !== '');
+    if (name) out[key] = env[name];
+  }
+  return out;
+}
+
+function envSource(env: Readonly<Record<string, string | undefined>>, key: OptionKey): string {
+  const names = [envName(key), ...(OPTIONS[key].aliasesEnv ?? [])];
+  return names.find((n) => env[n] !== undefined && env[n] !== '') ?? envName(key);
+}
+
+/** Reads a config file; keys may be camelCase or kebab-case. */
+export function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new OutboxTailError('CONFIG_INVALID', `cannot read config file ${path}: ${(error as Error).message}`, {
+      hint: 'check the --config path (OUTBOX_TAIL_CONFIG)',
+      exitCode: EXIT.CONFIG,
+      cause: error,
+    });
+  }
+  let data: unknown;
+  try {
+    data = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new OutboxTailError('CONFIG_INVALID', `config file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(error as Error).message}`, {
+      exitCode: EXIT.CONFIG,
+      cause: error,
+    });
+  }
+  if (data == null) return {};
+  if (typeof data !== 'object' || Array.isArray(data)) {
+    throw new OutboxTailError('CONFIG_INVALID', `config file ${path} must hold an object of options`, { exitCode: EXIT.CONFIG });
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
+    out[key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = value;
+  }
+  return out;
+}
+
+/** The config as it may be logged: secrets replaced, URLs without passwords. */
+export function redactConfig(config: RelayConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...config };
+  for (const key of optionKeys) {
+    if (OPTIONS[key].secret && typeof out[key] === 'string') out[key] = redactUrl(out[key] as string);
+  }
+  return out;
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '***';
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Every failure that crosses a role boundary is an OutboxTailError: a stable
+ * `code` for logs, metrics and exit codes, and `retriable` so the relay decides
+ * between "tear down and replay from the slot" and "halt and tell the operator".
+ * Errors are classified where they enter (SQLSTATE, Kafka error types), never
+ * by matching message text further down.
+ */
+export type ErrorCode =
+  | 'CONFIG_INVALID'
+  | 'PG_UNREACHABLE'
+  | 'PG_AUTH_FAILED'
+  | 'PG_DATABASE_MISSING'
+  | 'PG_ERROR'
+  | 'WAL_LEVEL_NOT_LOGICAL'
+  | 'ROLE_CANNOT_REPLICATE'
+  | 'TABLE_MISSING'
+  | 'COLUMN_MISSING'
+  | 'PUBLICATION_MISSING'
+  | 'PUBLICATION_WITHOUT_TABLE'
+  | 'SLOT_MISSING'
+  | 'SLOT_WRONG_PLUGIN'
+  | 'SLOT_INVALIDATED'
+  | 'SLOT_ACTIVE'
+  | 'REPLICATION_STREAM_ERROR'
+  | 'PROTOCOL_ERROR'
+  | 'KAFKA_UNREACHABLE'
+  | 'KAFKA_AUTH_FAILED'
+  | 'KAFKA_ERROR'
+  | 'MESSAGE_TOO_LARGE'
+  | 'MALFORMED_ROW'
+  | 'SHUTDOWN_TIMEOUT';
+
+/** Process exit codes, documented in the README. */
+export const EXIT = {
+  OK: 0,
+  FATAL: 1,
+  CONFIG: 2,
+  PREFLIGHT: 3,
+  SLOT_LOST: 4,
+  BAD_INPUT: 5,
+} as const;
+
+export class OutboxTailError extends Error {
+  readonly code: ErrorCode;
+  readonly retriable: boolean;
+  /** What the operator should do about it; printed after the message. */
+  readonly hint: string | undefined;
+  readonly exitCode: number;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { retriable?: boolean; hint?: string; cause?: unknown; exitCode?: number } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'OutboxTailError';
+    this.code = code;
+    this.retriable = options.retriable ?? false;
+    this.hint = options.hint;
+    this.exitCode = options.exitCode ?? EXIT.FATAL;
+  }
+
+  /** One line for humans: message, then the fix. */
+  describe(): string {
+    return this.hint ? `${this.message}. Fix: ${this.hint}` : this.message;
+  }
+
+  static is(error: unknown): error is OutboxTailError {
+    return error instanceof OutboxTailError;
+  }
+}

@@ -1,0 +1,118 @@
+import type { Logger } from 'pino';
+import type { RelayConfig } from '../config/config-schema.js';
+import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { KafkaSink } from '../sink/kafka-sink.js';
+import type { Sink } from '../sink/sink.js';
+import { backoffDelay } from './backoff.js';
+import { pgConnection } from './pg-connection.js';
+import { RelaySession } from './relay-session.js';
+import { RelayStats } from './relay-stats.js';
+
+export interface RelayOptions {
+  config: RelayConfig;
+  logger: Logger;
+  /** A new sink per session: after any Kafka failure the producer is recreated. */
+  sinkFactory?: (config: RelayConfig, logger: Logger) => Sink;
+}
+
+/**
+ * The daemon's supervisor: runs replication sessions until stopped. Any
+ * retriable failure tears the session down and replays from the slot with
+ * exponential backoff and jitter; a slot held by another relay makes this one
+ * a standby that retries until it takes over; anything else is fatal.
+ */
+export class Relay {
+  readonly stats = new RelayStats();
+  private readonly log: Logger;
+  private session: RelaySession | null = null;
+  private stopping = false;
+  private wakeSleep: (() => void) | null = null;
+
+  constructor(private readonly options: RelayOptions) {
+    this.log = options.logger.child({ component: 'supervisor', slot: options.config.slot });
+  }
+
+  async run(): Promise<void> {
+    const { config, logger } = this.options;
+    const makeSink = this.options.sinkFactory ?? defaultSink;
+    let attempt = 0;
+    let standbySince = 0;
+    while (!this.stopping) {
+      const session = new RelaySession({
+        config,
+        connection: pgConnection(config),
+        sink: makeSink(config, logger),
+        logger,
+        stats: this.stats,
+        onStreaming: () => {
+          if (standbySince) this.log.info({ event: 'takeover', waitedMs: Date.now() - standbySince }, 'slot became free: this relay took over');
+          standbySince = 0;
+          attempt = 0;
+        },
+      });
+      this.session = session;
+      try {
+        await session.run();
+        if (this.stopping) break;
+      } catch (raw) {
+        const error = OutboxTailError.is(raw) ? raw : new OutboxTailError('REPLICATION_STREAM_ERROR', String(raw), { retriable: true, cause: raw });
+        if (this.stopping && error.retriable) break;
+        this.stats.restarts[error.code] = (this.stats.restarts[error.code] ?? 0) + 1;
+        if (error.code === 'SLOT_ACTIVE') {
+          if (!standbySince) {
+            standbySince = Date.now();
+            this.log.info({ event: 'standby', code: error.code }, `${error.message}; waiting as a standby`);
+          }
+          this.stats.state = 'standby';
+          await this.sleep(config.standbyRetryMs);
+          continue;
+        }
+        if (!error.retriable) {
+          this.stats.state = 'stopped';
+          throw error;
+        }
+        attempt++;
+        const delay = backoffDelay(attempt, config.restartBackoffInitialMs, config.restartBackoffMaxMs);
+        this.stats.state = 'reconnecting';
+        this.log.warn({ event: 'restart', code: error.code, attempt, delayMs: delay, err: error.message }, 'relay session failed; replaying from the slot after a delay');
+        await this.sleep(delay);
+      } finally {
+        this.session = null;
+      }
+    }
+    this.stats.state = 'stopped';
+  }
+
+  /** Graceful: stop reading, publish and confirm what is in flight, return from run(). */
+  stop(): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.stats.state = 'stopping';
+    this.session?.stop();
+    this.wakeSleep?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wakeSleep = null;
+        resolve();
+      }
+      this.wakeSleep = done;
+    });
+  }
+}
+
+function defaultSink(config: RelayConfig, logger: Logger): Sink {
+  return new KafkaSink({
+    brokers: config.brokers,
+    clientId: config.clientId,
+    retries: config.kafkaRetries,
+    connectTimeoutMs: config.connectTimeoutMs,
+    allowAutoTopicCreation: config.allowAutoTopicCreation,
+    logger,
+  });
+}

@@ -1,0 +1,49 @@
+import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+
+interface PgLikeError {
+  code?: string;
+  message?: string;
+  detail?: string;
+  hint?: string;
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Classifies a pg / replication error by SQLSTATE or errno where it enters.
+ * `where` names the server and the operation for the message.
+ */
+export function classifyPgError(error: unknown, where: string, slot?: string): OutboxTailError {
+  if (OutboxTailError.is(error)) return error;
+  const e = (error ?? {}) as PgLikeError;
+  const code = e.code ?? '';
+  const text = `${where}: ${e.message ?? String(error)}${e.detail ? ` (${e.detail})` : ''}`;
+  const opts = (o: { retriable?: boolean; hint?: string; exitCode?: number }) => ({ ...o, cause: error });
+  switch (code) {
+    case '55006':
+      return new OutboxTailError('SLOT_ACTIVE', text, opts({ retriable: true, hint: 'another relay holds the slot; this one waits as a standby' }));
+    case '42704':
+      return new OutboxTailError('SLOT_MISSING', text, opts({
+        hint: `create the slot (outbox-tail init, or --create-slot) or check --slot; if it was dropped, events since may be lost: see the README runbook`,
+        exitCode: EXIT.PREFLIGHT,
+      }));
+    case '55000':
+      return new OutboxTailError('SLOT_INVALIDATED', text, opts({
+        hint: `slot ${slot ?? ''} can no longer stream (invalidated, e.g. by max_slot_wal_keep_size): events may be lost; follow the README runbook "slot invalidated" to move to a new slot`,
+        exitCode: EXIT.SLOT_LOST,
+      }));
+    case '28P01':
+    case '28000':
+      return new OutboxTailError('PG_AUTH_FAILED', text, opts({ hint: 'check the user and password in --database-url and pg_hba.conf (a replication entry is needed)' }));
+    case '3D000':
+      return new OutboxTailError('PG_DATABASE_MISSING', text, opts({ hint: 'check the database name in --database-url' }));
+    case '42501':
+      return new OutboxTailError('ROLE_CANNOT_REPLICATE', text, opts({ hint: 'ALTER ROLE <user> REPLICATION, or use a role with REPLICATION' }));
+    case '53300':
+      return new OutboxTailError('PG_ERROR', text, opts({ retriable: true, hint: 'too many connections or max_wal_senders reached: raise max_wal_senders' }));
+  }
+  if (NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('57P') || /Connection terminated|timeout expired/i.test(e.message ?? '')) {
+    return new OutboxTailError('PG_UNREACHABLE', text, opts({ retriable: true, hint: 'check --database-url and that PostgreSQL is up and reachable' }));
+  }
+  return new OutboxTailError('PG_ERROR', text, opts({ retriable: true }));
+}

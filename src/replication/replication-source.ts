@@ -1,0 +1,190 @@
+import type { ClientConfig } from 'pg';
+import { LogicalReplicationService } from 'pg-logical-replication';
+import type { Logger } from 'pino';
+import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { Lsn } from './lsn.js';
+import { classifyPgError } from './pg-errors.js';
+import { decodePgoutput, type PgoutputMessage } from './pgoutput-decoder.js';
+import { encodeStandbyStatus } from './standby-status.js';
+
+export interface ReplicationSourceOptions {
+  connection: ClientConfig;
+  slot: string;
+  publication: string;
+  logger: Logger;
+  /** Called synchronously, in stream order. Must not throw. */
+  onMessage(message: PgoutputMessage): void;
+  /** A primary keepalive: the walsender's position and whether it wants a reply now. */
+  onKeepalive(lsn: Lsn, replyRequested: boolean): void;
+}
+
+type Parsed = PgoutputMessage | { tag: 'decode-error'; error: unknown };
+
+type ReplicationPlugin = Parameters<LogicalReplicationService['subscribe']>[0];
+
+/** pgoutput v1 without streaming, decoded by our own pure decoder. (The library does not export its plugin base class.) */
+class OutboxPgoutputPlugin {
+  constructor(readonly options: { publication: string }) {}
+  get name(): string {
+    return 'pgoutput';
+  }
+  start(client: import('pg').Client, slotName: string, lastLsn: string): Promise<unknown> {
+    const publication = this.options.publication.replace(/'/g, "''");
+    const slot = slotName.replace(/"/g, '""');
+    return client.query(`START_REPLICATION SLOT "${slot}" LOGICAL ${lastLsn} (proto_version '1', publication_names '${publication}')`);
+  }
+  // The library calls parse() inside the socket's data handler, where a throw
+  // would escape into the pg driver; errors travel as values instead.
+  parse(buffer: Buffer): Parsed {
+    try {
+      return decodePgoutput(buffer);
+    } catch (error) {
+      return { tag: 'decode-error', error };
+    }
+  }
+}
+
+interface InternalConnection {
+  stream?: { pause(): void; resume(): void };
+  sendCopyFromChunk(chunk: Buffer): void;
+}
+
+/**
+ * One replication connection to one slot. It streams XLogData and keepalives
+ * to its callbacks and sends standby status updates with the LSN the caller
+ * gives it, nothing else. Every session uses a NEW LogicalReplicationService
+ * with no start LSN, so the server resumes from the slot's confirmed_flush_lsn
+ * (ARCHITECTURE.md §2.9); the library's own acks are disabled (§2.4).
+ */
+export class ReplicationSource {
+  private readonly service: LogicalReplicationService;
+  private lastSent: Lsn = 0n;
+  private lastSentAt = 0;
+  private closed = false;
+  private paused = false;
+  private replyWaiters: Array<() => void> = [];
+  private endedResolve!: (error: OutboxTailError | null) => void;
+  /** Settles once, when the stream ends: with the error, or null after stop(). */
+  readonly ended: Promise<OutboxTailError | null>;
+
+  constructor(private readonly options: ReplicationSourceOptions) {
+    this.ended = new Promise((resolve) => (this.endedResolve = resolve));
+    this.service = new LogicalReplicationService(
+      { ...options.connection, application_name: options.connection.application_name ?? 'outbox-tail' },
+      { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: false } },
+    );
+    this.service.on('data', (_lsn: string, parsed: Parsed) => {
+      if (this.closed) return;
+      if (parsed.tag === 'decode-error') {
+        this.fail(parsed.error);
+        return;
+      }
+      try {
+        options.onMessage(parsed);
+      } catch (error) {
+        this.fail(error);
+      }
+    });
+    this.service.on('heartbeat', (lsn: string, _ts: number, shouldRespond: boolean) => {
+      if (this.closed) return;
+      const waiters = this.replyWaiters;
+      this.replyWaiters = [];
+      for (const w of waiters) w();
+      try {
+        options.onKeepalive(Lsn.parse(lsn), shouldRespond);
+      } catch (error) {
+        this.fail(error);
+      }
+    });
+    this.service.on('error', (error: unknown) => this.fail(error));
+  }
+
+  /** Resolves once the server started streaming; rejects (classified) if it refused. */
+  async start(): Promise<void> {
+    const started = new Promise<void>((resolve) => this.service.once('start', () => resolve()));
+    const subscription = this.service
+      .subscribe(new OutboxPgoutputPlugin({ publication: this.options.publication }) as unknown as ReplicationPlugin, this.options.slot)
+      .then(
+        () => this.fail(new OutboxTailError('REPLICATION_STREAM_ERROR', 'the server ended the replication stream', { retriable: true })),
+        (error: unknown) => this.fail(error),
+      );
+    await Promise.race([started, subscription.then(() => this.ended.then((e) => Promise.reject(e ?? new Error('stopped'))))]);
+  }
+
+  /** Stop reading from the socket (backpressure). Status updates still go out. */
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.connection()?.stream?.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.connection()?.stream?.resume();
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Last LSN sent to the server as flushed. */
+  get confirmedLsn(): Lsn {
+    return this.lastSent;
+  }
+
+  get lastStatusAt(): number {
+    return this.lastSentAt;
+  }
+
+  /**
+   * Sends a standby status update. The LSN never goes backwards (§2.7); an
+   * LSN of 0 (nothing confirmed yet this session) is ignored by the server but
+   * still counts as a reply for wal_sender_timeout.
+   */
+  sendStatus(lsn: Lsn, replyRequested = false): void {
+    if (this.closed) return;
+    const connection = this.connection();
+    if (!connection) return;
+    if (lsn > this.lastSent) this.lastSent = lsn;
+    connection.sendCopyFromChunk(encodeStandbyStatus(this.lastSent, Date.now(), replyRequested));
+    this.lastSentAt = Date.now();
+  }
+
+  /** Sends the LSN with a reply request and waits (bounded) for the server's keepalive, so it has read it. */
+  async flushStatus(lsn: Lsn, timeoutMs: number): Promise<boolean> {
+    if (this.closed) return false;
+    const replied = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.replyWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    // Keepalives are only read while the socket flows.
+    this.connection()?.stream?.resume();
+    this.sendStatus(lsn, true);
+    return replied;
+  }
+
+  async stop(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.endedResolve(null);
+    await this.service.destroy().catch(() => undefined);
+  }
+
+  private fail(error: unknown): void {
+    if (this.closed) return;
+    this.closed = true;
+    const classified = classifyPgError(error, `replication slot ${this.options.slot}`, this.options.slot);
+    this.endedResolve(classified);
+    void this.service.destroy().catch(() => undefined);
+  }
+
+  private connection(): InternalConnection | null {
+    // The library does not expose its connection; we need it to pause the
+    // socket (backpressure) and to send exact status updates.
+    return (this.service as unknown as { _connection: InternalConnection | null })._connection;
+  }
+}

@@ -1,0 +1,20 @@
+import type { Lsn } from './lsn.js';
+
+const PG_EPOCH_MS = 946_684_800_000n; // 2000-01-01T00:00:00Z
+
+/**
+ * Encodes a Standby Status Update ('r') carrying exactly `lsn` as written,
+ * flushed and applied position. We write it ourselves because
+ * pg-logical-replication's acknowledge() sends lsn + 1 (ARCHITECTURE.md §2.3),
+ * which can skip an adjacent transaction. An LSN of 0 is ignored by the server.
+ */
+export function encodeStandbyStatus(lsn: Lsn, nowMs: number, replyRequested: boolean): Buffer {
+  const buffer = Buffer.alloc(34);
+  buffer[0] = 0x72; // 'r'
+  buffer.writeBigUInt64BE(lsn, 1);
+  buffer.writeBigUInt64BE(lsn, 9);
+  buffer.writeBigUInt64BE(lsn, 17);
+  buffer.writeBigInt64BE((BigInt(Math.floor(nowMs)) - PG_EPOCH_MS) * 1000n, 25);
+  buffer[33] = replyRequested ? 1 : 0;
+  return buffer;
+}
