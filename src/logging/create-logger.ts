@@ -1,0 +1,19 @@
+import { pino, type Logger } from 'pino';
+
+/**
+ * JSON logs on stdout with a stable shape (level, time, component, slot, lsn,
+ * outboxId, code). Redaction is a second line of defence: the code never logs
+ * payloads, and URLs are redacted before logging.
+ */
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'outbox-tail', pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: ['password', '*.password', 'payload', '*.payload', 'saslPassword'], censor: '***' },
+    },
+    destination ?? pino.destination({ fd: 1, sync: true }),
+  );
+}

@@ -1,0 +1,87 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { envName, flagName } from '../../src/config/options.js';
+import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
+import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-config-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+describe('config resolution', () => {
+  it('applies defaults from the one schema', () => {
+    const c = resolveConfig({});
+    expect(c).toMatchObject({ publication: 'outbox_tail', table: 'public.outbox', topic: 'outbox.event.{aggregate_type}', onOversize: 'fail', createSlot: false, brokers: ['localhost:9092'] });
+  });
+
+  it('takes flags over env over file over defaults', () => {
+    const yaml = file('c.yaml', 'slot: from_file\npublication: pub_file\nclient-id: file-client\nbatchMaxMessages: 10\n');
+    const env = { OUTBOX_TAIL_SLOT: 'from_env', OUTBOX_TAIL_PUBLICATION: 'pub_env' };
+    const c = resolveConfig({ configFile: yaml, env, flags: { slot: 'from_flag' } });
+    expect(c.slot).toBe('from_flag');
+    expect(c.publication).toBe('pub_env');
+    expect(c.clientId).toBe('file-client');
+    expect(c.batchMaxMessages).toBe(10);
+    expect(c.topic).toBe('outbox.event.{aggregate_type}');
+  });
+
+  it('reads DATABASE_URL when OUTBOX_TAIL_DATABASE_URL is absent, and prefers the latter', () => {
+    expect(resolveConfig({ env: { DATABASE_URL: 'postgres://a/b' } }).databaseUrl).toBe('postgres://a/b');
+    expect(resolveConfig({ env: { DATABASE_URL: 'postgres://a/b', OUTBOX_TAIL_DATABASE_URL: 'postgres://c/d' } }).databaseUrl).toBe('postgres://c/d');
+  });
+
+  it('coerces env strings: numbers, booleans and comma lists', () => {
+    const c = resolveConfig({ env: { OUTBOX_TAIL_BATCH_MAX_BYTES: '2048', OUTBOX_TAIL_CREATE_SLOT: 'true', OUTBOX_TAIL_BROKERS: 'k1:9092, k2:9092' } });
+    expect(c.batchMaxBytes).toBe(2048);
+    expect(c.createSlot).toBe(true);
+    expect(c.brokers).toEqual(['k1:9092', 'k2:9092']);
+  });
+
+  it('names each bad field with its flag, env var and where the value came from', () => {
+    let error: unknown;
+    try {
+      resolveConfig({ env: { OUTBOX_TAIL_BATCH_MAX_MESSAGES: 'lots' }, flags: { slot: 'Bad-Slot', onOversize: 'dead-letter' } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(OutboxTailError);
+    const e = error as OutboxTailError;
+    expect(e.code).toBe('CONFIG_INVALID');
+    expect(e.exitCode).toBe(2);
+    expect(e.message).toContain('--slot / OUTBOX_TAIL_SLOT');
+    expect(e.message).toContain('given "Bad-Slot" by flag --slot');
+    expect(e.message).toContain('--batch-max-messages / OUTBOX_TAIL_BATCH_MAX_MESSAGES');
+    expect(e.message).toContain('by env OUTBOX_TAIL_BATCH_MAX_MESSAGES');
+  });
+
+  it('requires a dead-letter topic when a policy is dead-letter', () => {
+    expect(() => resolveConfig({ flags: { onOversize: 'dead-letter' } })).toThrow(
+      '--dead-letter-topic / OUTBOX_TAIL_DEAD_LETTER_TOPIC: required when onOversize is dead-letter',
+    );
+  });
+
+  it('rejects unknown keys in a config file and unknown topic placeholders', () => {
+    expect(() => resolveConfig({ configFile: file('u.json', '{"slott": "x"}') })).toThrow(/unknown option\(s\) slott/);
+    expect(() => resolveConfig({ flags: { topic: 'x.{aggregate}' } })).toThrow(/unknown placeholder/);
+  });
+
+  it('says which file is unreadable or invalid', () => {
+    expect(() => resolveConfig({ configFile: join(dir, 'missing.yaml') })).toThrow(/cannot read config file .*missing.yaml/);
+    expect(() => resolveConfig({ configFile: file('bad.json', '{') })).toThrow(/is not valid JSON/);
+  });
+
+  it('redacts the database password before logging', () => {
+    const c = resolveConfig({ flags: { databaseUrl: 'postgres://relay:s3cret@db:5432/app' } });
+    expect(JSON.stringify(redactConfig(c))).not.toContain('s3cret');
+  });
+
+  it('derives flag and env names from the key', () => {
+    expect(flagName('columnAggregateType')).toBe('column-aggregate-type');
+    expect(envName('columnAggregateType')).toBe('OUTBOX_TAIL_COLUMN_AGGREGATE_TYPE');
+  });
+});

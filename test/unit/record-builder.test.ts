@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import type { OutboxEvent } from '../../src/outbox/outbox-event.js';
+import { RecordBuilder } from '../../src/sink/record-builder.js';
+import { compileTopicTemplate } from '../../src/sink/topic-template.js';
+
+const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
+  id: 'e1',
+  aggregateType: 'order',
+  aggregateId: 'o-1',
+  eventType: 'OrderCreated',
+  payload: Buffer.from('{"a": 1}'),
+  headers: { trace: 't-1', id: 'spoofed' },
+  createdAt: '2026-11-30 00:00:00+00',
+  table: 'public.outbox',
+  txn: { seq: 1, xid: 7, commitLsn: 0x1925e80n, commitTime: 0n, endLsn: null },
+  ...over,
+});
+
+describe('topic template', () => {
+  it('fills placeholders from the row', () => {
+    expect(compileTopicTemplate('outbox.event.{aggregate_type}')(event())).toBe('outbox.event.order');
+    expect(compileTopicTemplate('{table}-{event_type}')(event())).toBe('public.outbox-OrderCreated');
+  });
+
+  it("sanitises values to Kafka's legal characters and length", () => {
+    expect(compileTopicTemplate('outbox.{aggregate_type}')(event({ aggregateType: 'Bestellung/Ärger Ü' }))).toBe('outbox.Bestellung__rger__');
+    expect(compileTopicTemplate('{aggregate_type}')(event({ aggregateType: 'x'.repeat(300) }))).toHaveLength(249);
+    expect(compileTopicTemplate('{aggregate_type}')(event({ aggregateType: '..' }))).toBe('_..');
+  });
+});
+
+describe('RecordBuilder', () => {
+  it('keys by aggregate id, keeps payload bytes, and adds the standard headers over user headers', () => {
+    const e = event();
+    const r = new RecordBuilder('outbox.event.{aggregate_type}').build(e);
+    expect(r.topic).toBe('outbox.event.order');
+    expect(r.key).toBe('o-1');
+    expect(r.value).toBe(e.payload);
+    expect(r.headers).toEqual({
+      trace: 't-1',
+      id: 'e1',
+      event_type: 'OrderCreated',
+      aggregate_type: 'order',
+      aggregate_id: 'o-1',
+      created_at: '2026-11-30 00:00:00+00',
+      commit_lsn: '0/1925E80',
+    });
+  });
+
+  it('makes dead-letter pointers without the payload', () => {
+    const r = new RecordBuilder('t').deadLetter(event({ payload: Buffer.from('SECRET') }), 'oversize: 2000000 bytes', 'outbox.event.order', 'dlq');
+    expect(r.topic).toBe('dlq');
+    expect(JSON.parse(r.value.toString())).toEqual({ id: 'e1', reason: 'oversize: 2000000 bytes', table: 'public.outbox', commit_lsn: '0/1925E80', xid: 7, original_topic: 'outbox.event.order' });
+    expect(r.value.toString()).not.toContain('SECRET');
+  });
+});
