@@ -226,6 +226,7 @@ export class RelaySession {
       this.queuedBytes -= entry.bytes;
       if (entry.event) stats.recordsPublished++;
       else stats.deadLettered++;
+      stats.onPublished?.(entry.record!.topic, entry.txn.commitTime, entry.event === null);
       this.checkpointer.acknowledged(entry.txn);
     }
     if (this.source?.isPaused && !this.draining && this.queue.length < this.cfg.maxInFlightMessages / 2 && this.queuedBytes < this.cfg.maxInFlightBytes / 2) {

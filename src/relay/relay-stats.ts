@@ -13,4 +13,10 @@ export class RelayStats {
   confirmedLsn: Lsn = 0n;
   lastConfirmAt = 0;
   restarts: Record<string, number> = {};
+  /**
+   * Called for every record Kafka acknowledged, with its topic and its
+   * transaction's commit time (microseconds since 2000-01-01), so metrics can
+   * observe publish latency without the relay knowing about metrics.
+   */
+  onPublished: ((topic: string, commitTimeMicros: bigint, deadLetter: boolean) => void) | null = null;
 }
