@@ -1,0 +1,356 @@
+/**
+ * A throw-away single-node Kafka (KRaft, broker+controller) run from the jars
+ * that `npm run setup` (bin/setup-local-stack.sh) caches with Maven.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { openSync, closeSync } from 'node:fs';
+import { access, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitForKafka } from './probe.js';
+import {
+  freePort,
+  guardServer,
+  isAlive,
+  run,
+  signalGroup,
+  tailFile,
+  waitGroupGone,
+  type Guard,
+} from './process.js';
+import type { ServerControl } from './types.js';
+
+/** Must match KAFKA_VERSION in bin/setup-local-stack.sh. */
+export const KAFKA_VERSION = '4.1.1';
+export const KAFKA_SCALA_VERSION = '2.13';
+export const MIN_JAVA_MAJOR = 17;
+
+export function kafkaLibDir(cacheDir: string): string {
+  return join(cacheDir, `kafka-${KAFKA_VERSION}`, 'lib');
+}
+
+/** Checks the jar cache written by the setup script; returns lib dir and version. */
+export async function findKafkaJars(cacheDir: string): Promise<{ libDir: string; version: string }> {
+  const base = join(cacheDir, `kafka-${KAFKA_VERSION}`);
+  const libDir = join(base, 'lib');
+  const hint =
+    `run \`npm run setup\` (bash bin/setup-local-stack.sh) to fetch them once with Maven into ${libDir}, ` +
+    'or run the tests with a Docker engine (OUTBOX_TAIL_STACK=testcontainers)';
+  try {
+    await access(join(base, '.complete'));
+  } catch {
+    throw new Error(`Kafka ${KAFKA_VERSION} jars not found (no complete download in ${base}): ${hint}`);
+  }
+  let files: string[];
+  try {
+    files = await readdir(libDir);
+  } catch {
+    throw new Error(`Kafka ${KAFKA_VERSION} jar dir ${libDir} is missing: ${hint}`);
+  }
+  const jar = files.find((f) => new RegExp(`^kafka_${KAFKA_SCALA_VERSION.replace('.', '\\.')}-(.+)\\.jar$`).test(f));
+  const version = jar?.match(/^kafka_[\d.]+-(.+)\.jar$/)?.[1];
+  if (version === undefined) throw new Error(`no kafka_${KAFKA_SCALA_VERSION}-*.jar in ${libDir}: ${hint}`);
+  return { libDir, version };
+}
+
+/** Parses the major version from `java -version` output ("17.0.15", "1.8.0_392"). */
+export function parseJavaMajor(versionOutput: string): number | undefined {
+  const m = versionOutput.match(/version "(\d+)(?:\.(\d+))?/);
+  if (!m) return undefined;
+  const first = Number(m[1]);
+  return first === 1 ? Number(m[2]) : first;
+}
+
+const javaChecked = new Map<string, Promise<void>>();
+
+/** Throws unless `java` is Java 17+. */
+export function checkJava(javaBin: string): Promise<void> {
+  let p = javaChecked.get(javaBin);
+  if (!p) {
+    p = (async () => {
+      const hint = 'install openjdk-17-jre-headless (npm run setup), or run with a Docker engine';
+      let out: string;
+      try {
+        out = (await run(javaBin, ['-version'], { timeoutMs: 30_000 })).output;
+      } catch {
+        throw new Error(`Java ${MIN_JAVA_MAJOR}+ not found (no ${javaBin}): ${hint}`);
+      }
+      const major = parseJavaMajor(out);
+      if (major === undefined || major < MIN_JAVA_MAJOR) {
+        throw new Error(`Java ${MIN_JAVA_MAJOR}+ not found (${javaBin} reports: ${out.split('\n')[0]?.trim()}): ${hint}`);
+      }
+    })();
+    javaChecked.set(javaBin, p);
+    p.catch(() => javaChecked.delete(javaBin));
+  }
+  return p;
+}
+
+/** A Kafka cluster id: 16 random bytes, base64url without padding (like Uuid.randomUuid()). */
+export function randomClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+export interface NativeKafkaOptions {
+  javaBin: string;
+  libDir: string;
+  version: string;
+  settings?: Record<string, string>;
+  readyTimeoutMs: number;
+  log: (line: string) => void;
+}
+
+export class NativeKafka implements ServerControl {
+  readonly propsFile: string;
+  readonly logFile: string;
+  readonly outFile: string;
+  readonly dataDir: string;
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private exitInfo: string | undefined;
+  private guard: Guard | undefined;
+  port = 0;
+  controllerPort = 0;
+
+  private constructor(
+    readonly root: string,
+    private readonly opts: NativeKafkaOptions,
+  ) {
+    this.propsFile = join(root, 'server.properties');
+    this.logFile = join(root, 'kafka-server.log');
+    this.outFile = join(root, 'kafka.out');
+    this.dataDir = join(root, 'data');
+  }
+
+  get version(): string {
+    return this.opts.version;
+  }
+
+  get brokers(): string[] {
+    return [`127.0.0.1:${this.port}`];
+  }
+
+  static async start(opts: NativeKafkaOptions): Promise<NativeKafka> {
+    await checkJava(opts.javaBin);
+    const root = await mkdtemp(join(tmpdir(), 'outbox-tail-kafka-'));
+    const server = new NativeKafka(root, opts);
+    try {
+      await server.init();
+      return server;
+    } catch (err) {
+      await server.destroy().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async init(): Promise<void> {
+    const t0 = Date.now();
+    this.guard = guardServer(this.root, () => this.pid());
+    await writeFile(
+      join(this.root, 'log4j2.properties'),
+      [
+        'status = warn',
+        'appender.file.type = File',
+        'appender.file.name = FILE',
+        `appender.file.fileName = ${this.logFile}`,
+        'appender.file.layout.type = PatternLayout',
+        'appender.file.layout.pattern = [%d] %p %m (%c)%n',
+        'rootLogger.level = WARN',
+        'rootLogger.appenderRef.file.ref = FILE',
+        // one INFO line that says the server is up
+        'logger.started.name = kafka.server.KafkaRaftServer',
+        'logger.started.level = INFO',
+        '',
+      ].join('\n'),
+    );
+    for (let attempt = 1; ; attempt++) {
+      this.port = await freePort();
+      this.controllerPort = await freePort();
+      while (this.controllerPort === this.port) this.controllerPort = await freePort();
+      await rm(this.dataDir, { recursive: true, force: true });
+      await this.writeProps();
+      await this.format();
+      try {
+        await this.start();
+        break;
+      } catch (err) {
+        const tail = `${await tailFile(this.outFile, 20)}\n${await tailFile(this.logFile, 20)}`;
+        if (attempt < 3 && /Address already in use|BindException/.test(tail)) {
+          this.opts.log(`native kafka: port ${this.port}/${this.controllerPort} taken, retrying with other ports`);
+          await this.kill('SIGKILL');
+          continue;
+        }
+        throw err;
+      }
+    }
+    this.opts.log(`native kafka ${this.version}: ready on 127.0.0.1:${this.port} in ${Date.now() - t0} ms (${this.root})`);
+  }
+
+  private async writeProps(): Promise<void> {
+    const props: Record<string, string> = {
+      'process.roles': 'broker,controller',
+      'node.id': '1',
+      'controller.quorum.voters': `1@127.0.0.1:${this.controllerPort}`,
+      listeners: `PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}`,
+      'advertised.listeners': `PLAINTEXT://127.0.0.1:${this.port}`,
+      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      'controller.listener.names': 'CONTROLLER',
+      'inter.broker.listener.name': 'PLAINTEXT',
+      'log.dirs': this.dataDir,
+      'offsets.topic.replication.factor': '1',
+      'offsets.topic.num.partitions': '1',
+      'transaction.state.log.replication.factor': '1',
+      'transaction.state.log.min.isr': '1',
+      'transaction.state.log.num.partitions': '1',
+      'share.coordinator.state.topic.replication.factor': '1',
+      'share.coordinator.state.topic.min.isr': '1',
+      'min.insync.replicas': '1',
+      'default.replication.factor': '1',
+      'group.initial.rebalance.delay.ms': '0',
+      'num.partitions': '1',
+      'auto.create.topics.enable': 'true',
+      // After kill -9 the restarted broker cannot register until its previous
+      // session expired (default 9 s): keep fault-injection restarts short.
+      'broker.session.timeout.ms': '3000',
+      'broker.heartbeat.interval.ms': '500',
+      ...this.opts.settings,
+    };
+    const text = Object.entries(props)
+      .map(([k, v]) => `${k}=${v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`)
+      .join('\n');
+    await writeFile(this.propsFile, `# written by outbox-tail src/stack\n${text}\n`);
+  }
+
+  private jvmArgs(extra: string[]): string[] {
+    return [
+      ...extra,
+      '-Djava.awt.headless=true',
+      `-Dlog4j2.configurationFile=${join(this.root, 'log4j2.properties')}`,
+      '-cp',
+      join(this.opts.libDir, '*'),
+    ];
+  }
+
+  private async format(): Promise<void> {
+    const res = await run(
+      this.opts.javaBin,
+      [
+        // a short-lived tool: start fast rather than run fast
+        ...this.jvmArgs(['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC']),
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        randomClusterId(),
+        '-c',
+        this.propsFile,
+      ],
+      { cwd: this.root, timeoutMs: 120_000 },
+    );
+    if (res.code !== 0) throw new Error(`kafka StorageTool format failed (exit ${res.code}):\n${res.output.trim()}`);
+  }
+
+  pid(): number | undefined {
+    const pid = this.child?.pid;
+    return pid !== undefined && this.exitInfo === undefined && isAlive(pid) ? pid : undefined;
+  }
+
+  async start(): Promise<void> {
+    if (this.pid() !== undefined) throw new Error(`kafka is already running (pid ${this.child?.pid})`);
+    const out = openSync(this.outFile, 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(
+        this.opts.javaBin,
+        [...this.jvmArgs(['-Xmx512m', '-Xms256m', '-XX:+ExitOnOutOfMemoryError']), 'kafka.Kafka', this.propsFile],
+        { cwd: this.root, detached: true, stdio: ['ignore', out, out] },
+      );
+    } finally {
+      closeSync(out);
+    }
+    this.child = child;
+    this.exitInfo = undefined;
+    this.exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitInfo = signal !== null ? `signal ${signal}` : `exit code ${code}`;
+        resolve();
+      });
+      child.once('error', (err) => {
+        this.exitInfo = `spawn error: ${err.message}`;
+        resolve();
+      });
+    });
+    child.unref();
+    if (child.pid !== undefined) await writeFile(join(this.root, '.pid'), String(child.pid));
+    try {
+      await waitForKafka(this.brokers, this.opts.readyTimeoutMs, () =>
+        this.exitInfo !== undefined ? `the Kafka process exited (${this.exitInfo}) before it was ready` : undefined,
+      );
+    } catch (err) {
+      const message =
+        `${(err as Error).message}\n--- ${this.outFile} ---\n${await tailFile(this.outFile, 30)}\n` +
+        `--- ${this.logFile} ---\n${await tailFile(this.logFile, 30)}`;
+      await this.kill('SIGKILL').catch(() => undefined);
+      throw new Error(message);
+    }
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.exitInfo !== undefined) return;
+    signalGroup(pid, signal);
+    if (signal === 'SIGKILL') {
+      await this.waitExit(30_000);
+    } else if (!(await this.waitExit(30_000, false))) {
+      throw new Error(`kafka (pid ${pid}) still running 30 s after ${signal}`);
+    }
+  }
+
+  /** Graceful: SIGTERM (controlled shutdown), SIGKILL after 30 s. */
+  async stop(): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.exitInfo !== undefined) return;
+    signalGroup(pid, 'SIGTERM');
+    if (!(await this.waitExit(30_000, false))) {
+      signalGroup(pid, 'SIGKILL');
+      await this.waitExit(30_000);
+    }
+  }
+
+  /** kill -9, then start with the same data dir and ports. */
+  async restart(): Promise<void> {
+    await this.kill('SIGKILL');
+    await this.start();
+  }
+
+  private async waitExit(timeoutMs: number, mustExit = true): Promise<boolean> {
+    const pid = this.child?.pid;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(false), timeoutMs);
+    });
+    const ok = await Promise.race([this.exited.then(() => true), timedOut]);
+    if (timer) clearTimeout(timer);
+    if (ok && pid !== undefined) await waitGroupGone(pid, 5_000);
+    if (!ok && mustExit) throw new Error(`kafka (pid ${pid}) did not exit within ${timeoutMs} ms`);
+    return ok;
+  }
+
+  /** Stops the broker (SIGTERM, SIGKILL after 10 s) and removes the temp dir. */
+  async destroy(): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid !== undefined && this.exitInfo === undefined) {
+      signalGroup(pid, 'SIGTERM');
+      if (!(await this.waitExit(10_000, false))) {
+        signalGroup(pid, 'SIGKILL');
+        await this.waitExit(10_000);
+      }
+    }
+    this.guard?.release();
+    this.guard = undefined;
+    await rm(this.root, { recursive: true, force: true, maxRetries: 3 });
+  }
+}

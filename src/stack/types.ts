@@ -1,0 +1,73 @@
+export type StackProvider = 'external' | 'testcontainers' | 'native';
+export type StackProviderRequest = 'auto' | StackProvider;
+
+/** Fault hooks for one server of the stack. */
+export interface ServerControl {
+  /** Sends a signal (default SIGKILL) and waits until the process is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Graceful stop. */
+  stop(): Promise<void>;
+  /** Starts again with the SAME data dir and port, and waits until ready. */
+  start(): Promise<void>;
+  /** postgres: pg_ctl stop -m fast|immediate, then start; kafka: kill -9, then start. */
+  restart(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Main process id while running (for testcontainers: the container's init pid as seen by the Docker host). */
+  pid(): number | undefined;
+}
+
+export interface StackVersions {
+  postgres: string;
+  kafka: string;
+}
+
+/** What a test or a tool needs to connect to a stack (serialisable). */
+export interface StackConnection {
+  provider: StackProvider;
+  /** Superuser URL of a database on a server with wal_level=logical. */
+  databaseUrl: string;
+  /** e.g. ['127.0.0.1:39092'] */
+  brokers: string[];
+  versions: StackVersions;
+}
+
+export interface StackHandle extends StackConnection {
+  postgres: ServerControl;
+  kafka: ServerControl;
+  /** Temp dirs owned by this stack (native only); all removed by stop(). */
+  workDirs: string[];
+  /** Stops both servers, leaves no process behind, removes temp dirs. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface ExternalStackConfig {
+  databaseUrl: string;
+  brokers: string[];
+}
+
+export interface StartStackOptions {
+  /** Default: env OUTBOX_TAIL_STACK, else 'auto'. */
+  provider?: StackProviderRequest;
+  /** Extra postgresql.conf settings (native) / `-c` flags (testcontainers). */
+  postgresSettings?: Record<string, string>;
+  /** Extra server.properties settings (native) / KAFKA_* env (testcontainers). */
+  kafkaSettings?: Record<string, string>;
+  /** Progress lines; default: silent. */
+  log?: (line: string) => void;
+  /** External servers; default from OUTBOX_TAIL_TEST_DATABASE_URL / OUTBOX_TAIL_TEST_BROKERS. */
+  external?: ExternalStackConfig;
+  /** Cache root holding kafka-<version>/lib; default OUTBOX_TAIL_CACHE_DIR or ~/.cache/outbox-tail. */
+  cacheDir?: string;
+  /** Directory with initdb/pg_ctl; default OUTBOX_TAIL_PG_BINDIR, else the newest /usr/lib/postgresql/N/bin, else PATH. */
+  postgresBinDir?: string;
+  /** java executable; default $JAVA_HOME/bin/java, else `java` on PATH. */
+  javaBin?: string;
+  /** How long to wait for each server to become ready (default 60 s). */
+  readyTimeoutMs?: number;
+  /** How long `auto` waits for a container runtime to answer (default 5 s). */
+  runtimeProbeTimeoutMs?: number;
+  /**
+   * Environment to take defaults from (default: process.env). Pass `{}` to
+   * ignore the environment completely.
+   */
+  env?: Record<string, string | undefined>;
+}
