@@ -2,16 +2,15 @@ import pg from 'pg';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { migrate } from '../admin/migrator.js';
-import { preflight, splitTable } from '../admin/preflight.js';
+import { splitTable } from '../admin/preflight.js';
 import { readSlotStatus } from '../admin/slot-status.js';
 import { configSchema, type RelayConfig } from '../config/config-schema.js';
 import { envName, flagName, OPTIONS, optionKeys } from '../config/options.js';
-import { redactConfig, resolveConfig } from '../config/resolve-config.js';
+import { resolveConfig } from '../config/resolve-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
-import { createLogger } from '../logging/create-logger.js';
 import { pgConnection } from '../relay/pg-connection.js';
-import { Relay } from '../relay/relay.js';
 import { classifyPgError } from '../replication/pg-errors.js';
+import { runDaemon } from './run-daemon.js';
 
 const DEFAULTS = configSchema.parse({}) as Record<string, unknown>;
 
@@ -55,35 +54,7 @@ function warnSecretsOnCommandLine(argv: string[]): void {
 async function runCommand(argv: Record<string, unknown>): Promise<number> {
   const config = loadConfig(argv, process.env);
   requireSlot(config);
-  const logger = createLogger(config.logLevel);
-  logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
-  await preflight(config, logger);
-  const relay = new Relay({ config, logger });
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals === 1) {
-      logger.info({ event: 'shutdown', signal }, 'stopping: publishing and confirming in-flight records (send the signal again to exit at once)');
-      relay.stop();
-      setTimeout(() => {
-        logger.error({ event: 'shutdown-timeout', code: 'SHUTDOWN_TIMEOUT' }, 'graceful shutdown took too long; exiting');
-        process.exit(EXIT.FATAL);
-      }, config.shutdownTimeoutMs + 5_000).unref();
-    } else {
-      logger.warn({ event: 'shutdown-now', signal }, 'second signal: exiting now; unconfirmed records will be replayed');
-      process.exit(130);
-    }
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  try {
-    await relay.run();
-  } catch (error) {
-    if (OutboxTailError.is(error)) logger.fatal({ event: 'fatal', code: error.code, err: error.message, hint: error.hint }, error.describe());
-    throw error;
-  }
-  logger.info({ event: 'stopped' }, 'stopped cleanly');
-  return EXIT.OK;
+  return runDaemon(config);
 }
 
 async function withClient<T>(config: RelayConfig, fn: (client: pg.Client) => Promise<T>): Promise<T> {

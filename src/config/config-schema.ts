@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 /**
@@ -18,6 +19,12 @@ const list = z.preprocess(
 );
 const identifier = z.string().trim().min(1);
 const policy = z.enum(['fail', 'dead-letter']);
+const path = z.string().trim().min(1);
+/** host:port (IPv6 in brackets) or "off". */
+const listenAddress = z
+  .string()
+  .trim()
+  .regex(/^(off|(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5})$/, 'expected host:port (e.g. 127.0.0.1:9464, [::1]:9464) or off');
 
 export const configSchema = z
   .object({
@@ -67,6 +74,23 @@ export const configSchema = z
     shutdownTimeoutMs: int(100).default(30_000),
     connectTimeoutMs: int(100).default(10_000),
     kafkaRetries: int(0).default(5),
+    // Operations: secrets from files, TLS, SASL, metrics and health.
+    databaseUrlFile: path.optional(),
+    pgSslmode: z.enum(['disable', 'require', 'verify-ca', 'verify-full']).optional(),
+    pgSslrootcert: path.optional(),
+    pgSslcert: path.optional(),
+    pgSslkey: path.optional(),
+    kafkaSsl: bool.default(false),
+    kafkaSslCa: path.optional(),
+    kafkaSslCert: path.optional(),
+    kafkaSslKey: path.optional(),
+    saslMechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+    saslUsername: z.string().trim().min(1).optional(),
+    saslPassword: z.string().min(1).optional(),
+    saslPasswordFile: path.optional(),
+    metricsListen: listenAddress.default('127.0.0.1:9464'),
+    stallTimeout: int(1).default(120),
+    slotPollIntervalMs: int(100).default(10_000),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -78,6 +102,48 @@ export const configSchema = z
     if (c.restartBackoffMaxMs < c.restartBackoffInitialMs) {
       ctx.addIssue({ code: 'custom', path: ['restartBackoffMaxMs'], message: 'must be >= restartBackoffInitialMs' });
     }
+    const exclusive = [
+      ['databaseUrl', 'databaseUrlFile'],
+      ['saslPassword', 'saslPasswordFile'],
+    ] as const;
+    for (const [value, file] of exclusive) {
+      if (c[value] !== undefined && c[file] !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [file], message: `give either ${value} or ${file}, not both` });
+      }
+    }
+    if (c.saslMechanism && !c.saslUsername) ctx.addIssue({ code: 'custom', path: ['saslUsername'], message: 'required with saslMechanism' });
+    if (c.saslMechanism && c.saslPassword === undefined && c.saslPasswordFile === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['saslPassword'], message: 'required with saslMechanism (or saslPasswordFile)' });
+    }
+    for (const [cert, key] of [['pgSslcert', 'pgSslkey'], ['kafkaSslCert', 'kafkaSslKey']] as const) {
+      if ((c[cert] === undefined) !== (c[key] === undefined)) ctx.addIssue({ code: 'custom', path: [c[cert] ? key : cert], message: `${cert} and ${key} go together` });
+    }
+    if (c.pgSslmode === 'disable' && (c.pgSslrootcert || c.pgSslcert)) {
+      ctx.addIssue({ code: 'custom', path: ['pgSslmode'], message: 'is disable, but TLS files are given' });
+    }
+  })
+  // Secrets given as files (--database-url-file, --sasl-password-file) are read
+  // once here, so everything downstream sees one value; the path stays for the log.
+  .transform((c, ctx) => {
+    const read = (key: 'databaseUrlFile' | 'saslPasswordFile'): string | undefined => {
+      const file = c[key];
+      if (file === undefined) return undefined;
+      try {
+        const text = readFileSync(file, 'utf8').trim();
+        if (text === '') ctx.addIssue({ code: 'custom', path: [key], message: `file ${file} is empty` });
+        return text;
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+        return undefined;
+      }
+    };
+    const databaseUrl = read('databaseUrlFile');
+    const saslPassword = read('saslPasswordFile');
+    return {
+      ...c,
+      ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+      ...(saslPassword !== undefined ? { saslPassword } : {}),
+    };
   });
 
 export type RelayConfig = z.output<typeof configSchema>;

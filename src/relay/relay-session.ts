@@ -29,6 +29,8 @@ export interface RelaySessionOptions {
   logger: Logger;
   stats: RelayStats;
   onStreaming?: () => void;
+  /** Seam for tests that prove the safety tests catch a broken frontier. */
+  checkpointerFactory?: () => Checkpointer;
 }
 
 /** Status updates at least this often, whatever statusIntervalMs says (wal_sender_timeout is 60 s by default). */
@@ -42,7 +44,7 @@ const MAX_STATUS_SILENCE_MS = 10_000;
 export class RelaySession {
   private readonly cfg: RelayConfig;
   private readonly log: Logger;
-  private readonly checkpointer = new Checkpointer();
+  private readonly checkpointer: Checkpointer;
   private readonly builder: RecordBuilder;
   private readonly queue = new Fifo<Entry>();
   private queuedBytes = 0;
@@ -57,6 +59,7 @@ export class RelaySession {
     this.cfg = options.config;
     this.log = options.logger.child({ component: 'relay', slot: options.config.slot });
     this.builder = new RecordBuilder(this.cfg.topic);
+    this.checkpointer = options.checkpointerFactory?.() ?? new Checkpointer();
     this.failed = new Promise((resolve) => (this.failResolve = resolve));
   }
 

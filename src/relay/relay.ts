@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Checkpointer } from '../checkpoint/checkpointer.js';
 import type { RelayConfig } from '../config/config-schema.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { KafkaSink } from '../sink/kafka-sink.js';
@@ -13,6 +14,7 @@ export interface RelayOptions {
   logger: Logger;
   /** A new sink per session: after any Kafka failure the producer is recreated. */
   sinkFactory?: (config: RelayConfig, logger: Logger) => Sink;
+  checkpointerFactory?: () => Checkpointer;
 }
 
 /**
@@ -44,6 +46,7 @@ export class Relay {
         sink: makeSink(config, logger),
         logger,
         stats: this.stats,
+        ...(this.options.checkpointerFactory ? { checkpointerFactory: this.options.checkpointerFactory } : {}),
         onStreaming: () => {
           if (standbySince) this.log.info({ event: 'takeover', waitedMs: Date.now() - standbySince }, 'slot became free: this relay took over');
           standbySince = 0;

@@ -67,6 +67,10 @@ class ContainerControl implements ServerControl {
     return this.lastPid;
   }
 
+  markStopped(): void {
+    this.lastPid = undefined;
+  }
+
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const { client, dockerode } = await this.docker();
     const info = await client.container.inspect(dockerode);
@@ -184,6 +188,10 @@ export async function startTestcontainersStack(opts: {
     postgres,
     kafka,
     workDirs: [],
-    stop: () => (stopped ??= stopAll()),
+    stop: () =>
+      (stopped ??= stopAll().finally(() => {
+        postgres.markStopped();
+        kafka.markStopped();
+      })),
   };
 }

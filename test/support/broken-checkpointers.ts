@@ -1,0 +1,36 @@
+import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
+import type { Transaction } from '../../src/outbox/outbox-event.js';
+
+/**
+ * Deliberately broken frontiers, built from the library's parts in test code
+ * only. Every safety test must catch each of them.
+ */
+
+/** Confirms a transaction as soon as its Commit is received, before Kafka acked it. */
+export class ConfirmOnReceiptCheckpointer extends Checkpointer {
+  private received = 0n;
+  override committed(txn: Transaction): void {
+    super.committed(txn);
+    if (txn.endLsn! > this.received) this.received = txn.endLsn!;
+  }
+  override get safeLsn(): bigint {
+    const safe = super.safeLsn;
+    return safe > this.received ? safe : this.received;
+  }
+}
+
+/** Confirms the commit end LSN + 1: skips a transaction whose commit record starts exactly there. */
+export class ConfirmPastEndCheckpointer extends Checkpointer {
+  override get safeLsn(): bigint {
+    const safe = super.safeLsn;
+    return safe === 0n ? 0n : safe + 1n;
+  }
+}
+
+export const VARIANTS = {
+  correct: () => new Checkpointer(),
+  'confirm-on-receipt': () => new ConfirmOnReceiptCheckpointer(),
+  'confirm-end-plus-one': () => new ConfirmPastEndCheckpointer(),
+} as const;
+
+export type RelayVariant = keyof typeof VARIANTS;

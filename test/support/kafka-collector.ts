@@ -1,0 +1,67 @@
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+
+export interface CollectedRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  value: Buffer | null;
+  headers: Record<string, string>;
+  timestamp: number;
+}
+
+/** Reads topics from the beginning and keeps every record, for recounting. */
+export class KafkaCollector {
+  readonly records: CollectedRecord[] = [];
+  private consumer: Consumer | null = null;
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly brokers: string[]) {}
+
+  async start(topics: (string | RegExp)[]): Promise<this> {
+    const kafka = new Kafka({ brokers: this.brokers, clientId: 'test-collector', logLevel: logLevel.NOTHING });
+    // Topics may not exist yet: create them so the subscription does not miss them.
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: topics.filter((t): t is string => typeof t === 'string').map((topic) => ({ topic })), waitForLeaders: true });
+    await admin.disconnect();
+    const consumer = kafka.consumer({ groupId: `collector-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`, maxWaitTimeInMs: 100 });
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ topic, partition, message }) => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString() : String(v);
+        this.records.push({ topic, partition, offset: message.offset, key: message.key?.toString() ?? null, value: message.value, headers, timestamp: Number(message.timestamp) });
+        for (const w of this.waiters.splice(0)) w();
+      },
+    });
+    return this;
+  }
+
+  distinctIds(): Set<string> {
+    return new Set(this.records.map((r) => r.headers.id!).filter(Boolean));
+  }
+
+  /** Waits until `predicate` holds, or fails with a count in the message. */
+  async waitUntil(predicate: (c: this) => boolean, timeoutMs = 30_000, what = 'records'): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate(this)) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: have ${this.records.length} records, ${this.distinctIds().size} distinct ids`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 200);
+      });
+    }
+  }
+
+  async waitForDistinct(count: number, timeoutMs = 30_000): Promise<void> {
+    await this.waitUntil((c) => c.distinctIds().size >= count, timeoutMs, `${count} distinct ids`);
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * Runs the real daemon (runDaemon) with a checkpointer variant, for negative
+ * controls: `tsx test/support/relay-variant.ts <variant>`, configured through
+ * OUTBOX_TAIL_* env vars exactly like bin/outbox-tail.js.
+ */
+import { resolveConfig } from '../../src/config/resolve-config.js';
+import { runDaemon } from '../../src/cli/run-daemon.js';
+import { VARIANTS, type RelayVariant } from './broken-checkpointers.js';
+
+const variant = process.argv[2] as RelayVariant;
+if (!(variant in VARIANTS)) {
+  process.stderr.write(`unknown variant ${variant}; use one of ${Object.keys(VARIANTS).join(', ')}\n`);
+  process.exit(2);
+}
+const config = resolveConfig({ env: process.env });
+if (!config.slot) throw new Error('OUTBOX_TAIL_SLOT is required');
+runDaemon({ ...config, slot: config.slot }, { checkpointerFactory: VARIANTS[variant] }).then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`relay-variant: ${error?.stack ?? error}\n`);
+    process.exit(error?.exitCode ?? 1);
+  },
+);
