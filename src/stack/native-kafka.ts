@@ -8,7 +8,7 @@ import { openSync, closeSync } from 'node:fs';
 import { access, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitForKafka } from './probe.js';
+import { waitForIdempotentProducer, waitForKafka } from './probe.js';
 import {
   freePort,
   guardServer,
@@ -286,9 +286,11 @@ export class NativeKafka implements ServerControl {
     child.unref();
     if (child.pid !== undefined) await writeFile(join(this.root, '.pid'), String(child.pid));
     try {
+      const t0 = Date.now();
       await waitForKafka(this.brokers, this.opts.readyTimeoutMs, () =>
         this.exitInfo !== undefined ? `the Kafka process exited (${this.exitInfo}) before it was ready` : undefined,
       );
+      await waitForIdempotentProducer(this.brokers, Math.max(5000, this.opts.readyTimeoutMs - (Date.now() - t0)));
     } catch (err) {
       const message =
         `${(err as Error).message}\n--- ${this.outFile} ---\n${await tailFile(this.outFile, 30)}\n` +

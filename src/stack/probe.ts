@@ -96,3 +96,36 @@ export async function waitForKafka(
   } while (Date.now() < deadline);
   throw new Error(`Kafka at ${brokers.join(',')} not ready within ${timeoutMs} ms: ${(last as Error)?.message ?? last}`);
 }
+
+/**
+ * Waits until the broker hands out producer ids (an idempotent producer can
+ * connect). Right after a (re)start Kafka answers metadata requests before
+ * its producer-id manager is ready, and kafkajs logs the retriable
+ * "coordinator is loading" at ERROR level for every client that comes too early.
+ */
+export async function waitForIdempotentProducer(brokers: string[], timeoutMs: number): Promise<void> {
+  const kafka = new Kafka({
+    clientId: 'outbox-tail-stack-probe',
+    brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 2000,
+    requestTimeout: 5000,
+    retry: { retries: 0 },
+  });
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  do {
+    // kafkajs refuses an idempotent producer without retries
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: 1, initialRetryTime: 100 } });
+    try {
+      await producer.connect();
+      return;
+    } catch (err) {
+      last = err;
+      await sleep(200);
+    } finally {
+      await producer.disconnect().catch(() => undefined);
+    }
+  } while (Date.now() < deadline);
+  throw new Error(`Kafka at ${brokers.join(',')} gives no producer id within ${timeoutMs} ms: ${(last as Error)?.message ?? last}`);
+}

@@ -11,7 +11,7 @@
 import type { StartedKafkaContainer } from '@testcontainers/kafka';
 import type { StartedPostgreSqlContainer } from '@testcontainers/postgresql';
 import type { StartedTestContainer } from 'testcontainers';
-import { queryPostgres, waitForKafka, waitForPostgres } from './probe.js';
+import { queryPostgres, waitForIdempotentProducer, waitForKafka, waitForPostgres } from './probe.js';
 import { freePort } from './process.js';
 import type { ServerControl, StackHandle } from './types.js';
 
@@ -157,7 +157,11 @@ export async function startTestcontainersStack(opts: {
 
   const databaseUrl = pgC.getConnectionUri();
   const brokers = [`${kC.getHost()}:${kC.getMappedPort(KAFKA_CONTAINER_PORT)}`];
-  await waitForKafka(brokers, opts.readyTimeoutMs);
+  const kafkaReady = async () => {
+    await waitForKafka(brokers, opts.readyTimeoutMs);
+    await waitForIdempotentProducer(brokers, opts.readyTimeoutMs);
+  };
+  await kafkaReady();
   const pgInfo = await queryPostgres(databaseUrl);
   let kafkaVersion = KAFKA_IMAGE;
   try {
@@ -172,7 +176,7 @@ export async function startTestcontainersStack(opts: {
     fast: 'SIGINT', // postgres: SIGINT = fast shutdown
     immediate: 'SIGQUIT', // postgres: SIGQUIT = immediate shutdown (crash recovery on start)
   });
-  const kafka = new ContainerControl(kC, 'kafka', () => waitForKafka(brokers, opts.readyTimeoutMs), {
+  const kafka = new ContainerControl(kC, 'kafka', kafkaReady, {
     fast: 'SIGKILL',
     immediate: 'SIGKILL',
   });
