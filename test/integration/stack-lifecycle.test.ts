@@ -8,7 +8,7 @@
  * hooks refuse clearly instead.
  */
 import { existsSync } from 'node:fs';
-import { Partitioners } from 'kafkajs';
+import { logLevel, Partitioners } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive, probeKafka, queryPostgres, startStack, type StackHandle } from '../../src/stack/index.js';
@@ -44,7 +44,8 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string): Pro
 }
 
 async function produceAndReadBack(stack: StackHandle, label: string): Promise<void> {
-  const kafka = kafkaFor(stack, `lifecycle-${label}`);
+  // silent: retriable "coordinator is loading" errors right after the restart
+  const kafka = kafkaFor(stack, `lifecycle-${label}`, { logLevel: logLevel.NOTHING });
   const topic = uniqueName(`lifecycle_${label}`);
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();

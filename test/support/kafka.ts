@@ -34,7 +34,12 @@ export async function readTopic(
   count: number,
   timeoutMs = 60_000,
 ): Promise<CollectedMessage[]> {
-  const consumer = kafkaFor(stack, 'outbox-tail-test-reader').consumer({ groupId: uniqueName('reader'), retry: { retries: 10 } });
+  // Silent: right after a broker (re)start kafkajs logs retriable errors
+  // ("coordinator is loading") at ERROR level; a real failure throws below.
+  const consumer = kafkaFor(stack, 'outbox-tail-test-reader', { logLevel: logLevel.NOTHING }).consumer({
+    groupId: uniqueName('reader'),
+    retry: { retries: 10 },
+  });
   const messages: CollectedMessage[] = [];
   await consumer.connect();
   try {

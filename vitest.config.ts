@@ -1,0 +1,30 @@
+import { defineConfig } from 'vitest/config';
+
+// Three projects:
+//   unit         pure tests, no servers, no global setup
+//   integration  real Postgres + Kafka from ONE stack per run (test/support/global-setup.ts)
+//   crash        same shared stack; files that need fault hooks start their own stack
+// A stack that cannot start fails the run; no test ever skips for a missing server.
+const stackSetup = ['test/support/global-setup.ts'];
+
+export default defineConfig({
+  test: {
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    teardownTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: stackSetup },
+      },
+      {
+        extends: true,
+        test: { name: 'crash', include: ['test/crash/**/*.test.ts'], globalSetup: stackSetup },
+      },
+    ],
+  },
+});
