@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import type { Queryable } from './processed-messages.js';
+import { quoteIdentifier, quoteTableName } from './sql.js';
+
+export interface OutboxEventInput {
+  aggregateType: string;
+  aggregateId: string;
+  eventType: string;
+  /** An object (serialised with JSON.stringify) or a string that already holds JSON text. */
+  payload: unknown;
+  /** String headers, published as Kafka headers next to the relay's own (id, event_type, ...). */
+  headers?: Record<string, string>;
+  /** The outbox id; default: a random UUID. */
+  id?: string;
+}
+
+export interface OutboxColumns {
+  id: string;
+  aggregateType: string;
+  aggregateId: string;
+  eventType: string;
+  payload: string;
+  headers: string;
+}
+
+export interface WriteOutboxEventOptions {
+  /** "table" or "schema.table"; default `public.outbox` (the relay's default). */
+  table?: string;
+  /** Column names; defaults as in the relay's config (id, aggregate_type, aggregate_id, event_type, payload, headers). */
+  columns?: Partial<OutboxColumns>;
+}
+
+export const DEFAULT_OUTBOX_TABLE = 'public.outbox';
+export const DEFAULT_OUTBOX_COLUMNS: Readonly<OutboxColumns> = Object.freeze({
+  id: 'id',
+  aggregateType: 'aggregate_type',
+  aggregateId: 'aggregate_id',
+  eventType: 'event_type',
+  payload: 'payload',
+  headers: 'headers',
+});
+
+function invalid(message: string): OutboxTailError {
+  return new OutboxTailError('MALFORMED_ROW', `writeOutboxEvent: ${message}`);
+}
+
+/** Pure: validates the input and builds the INSERT. Exported for tests. */
+export function buildOutboxInsert(event: OutboxEventInput, options: WriteOutboxEventOptions = {}): { sql: string; values: unknown[]; id: string } {
+  for (const field of ['aggregateType', 'aggregateId', 'eventType'] as const) {
+    if (typeof event[field] !== 'string' || event[field].length === 0) throw invalid(`${field} must be a non-empty string`);
+  }
+  if (event.id !== undefined && (typeof event.id !== 'string' || event.id.length === 0)) throw invalid('id must be a non-empty string when given');
+  let payload: string;
+  if (typeof event.payload === 'string') {
+    payload = event.payload;
+  } else {
+    const text = JSON.stringify(event.payload);
+    if (text === undefined) throw invalid('payload is not JSON-serialisable (undefined, a function or a symbol)');
+    payload = text;
+  }
+  if (event.headers !== undefined) {
+    if (event.headers === null || typeof event.headers !== 'object' || Array.isArray(event.headers)) throw invalid('headers must be an object of strings');
+    for (const [k, v] of Object.entries(event.headers)) {
+      // The relay publishes only string entries: refuse the others rather than drop them silently.
+      if (typeof v !== 'string') throw invalid(`header ${JSON.stringify(k)} must be a string (got ${typeof v})`);
+    }
+  }
+  const columns = { ...DEFAULT_OUTBOX_COLUMNS, ...options.columns };
+  const id = event.id ?? randomUUID();
+  const names = [columns.id, columns.aggregateType, columns.aggregateId, columns.eventType, columns.payload];
+  const values: unknown[] = [id, event.aggregateType, event.aggregateId, event.eventType, payload];
+  const placeholders = ['$1', '$2', '$3', '$4', '$5::jsonb'];
+  if (event.headers !== undefined) {
+    names.push(columns.headers);
+    values.push(JSON.stringify(event.headers));
+    placeholders.push('$6::jsonb');
+  }
+  const sql = `insert into ${quoteTableName(options.table ?? DEFAULT_OUTBOX_TABLE)} (${names.map(quoteIdentifier).join(', ')}) values (${placeholders.join(', ')})`;
+  return { sql, values, id };
+}
+
+/**
+ * Writes one outbox row with the caller's client, so it commits or rolls back
+ * with the caller's business change: call it between BEGIN and COMMIT. The
+ * relay publishes the row once the transaction commits. Returns the id.
+ */
+export async function writeOutboxEvent(tx: Queryable, event: OutboxEventInput, options: WriteOutboxEventOptions = {}): Promise<string> {
+  const { sql, values, id } = buildOutboxInsert(event, options);
+  try {
+    await tx.query(sql, values);
+  } catch (error) {
+    const e = error as { code?: string; message?: string };
+    throw new OutboxTailError('PG_ERROR', `writeOutboxEvent: inserting into ${options.table ?? DEFAULT_OUTBOX_TABLE}: ${e.message ?? String(error)}`, {
+      cause: error,
+      ...(e.code === '42P01' ? { hint: 'create the outbox table (outbox-tail init) or pass the right `table`' } : {}),
+      ...(e.code === '22P02' ? { hint: 'a string payload must hold JSON text; pass an object to have it serialised' } : {}),
+    });
+  }
+  return id;
+}
