@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 
 /**
  * The one config schema: every option, its type, its default. Flags, env vars
@@ -148,3 +149,17 @@ export const configSchema = z
 
 export type RelayConfig = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
+
+/** Reads a PEM file named by an option (TLS CA, certificate, key); a clear, non-retriable config error when it cannot. */
+export function readPem(path: string, option: keyof RelayConfig): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const flag = `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    throw new OutboxTailError('CONFIG_INVALID', `cannot read ${flag} file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      hint: 'check the path and that the relay user may read it',
+      exitCode: EXIT.CONFIG,
+      cause: error,
+    });
+  }
+}

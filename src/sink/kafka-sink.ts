@@ -1,5 +1,7 @@
-import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Message, type Producer, type TopicMessages } from 'kafkajs';
+import type { ConnectionOptions } from 'node:tls';
+import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Message, type Producer, type SASLOptions, type TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
+import { readPem, type RelayConfig } from '../config/config-schema.js';
 import { classifyKafkaError } from './kafka-errors.js';
 import type { Sink, SinkRecord } from './sink.js';
 
@@ -10,6 +12,50 @@ export interface KafkaSinkOptions {
   connectTimeoutMs: number;
   allowAutoTopicCreation: boolean;
   logger: Logger;
+  /** TLS to the brokers (true = system CAs); see kafkaSecurity(). */
+  ssl?: ConnectionOptions | boolean;
+  sasl?: SASLOptions;
+}
+
+type KafkaSecurityKeys = 'kafkaSsl' | 'kafkaSslCa' | 'kafkaSslCert' | 'kafkaSslKey' | 'saslMechanism' | 'saslUsername' | 'saslPassword';
+
+/**
+ * kafkajs `ssl` and `sasl` from the config: TLS with host name verification
+ * (CA, client certificate and key read from PEM files), SASL PLAIN or
+ * SCRAM-SHA-256/512. Shared by the sink and every other Kafka client the relay
+ * opens, so all of them connect the same way.
+ */
+export function kafkaSecurity(config: Partial<Pick<RelayConfig, KafkaSecurityKeys>>): { ssl?: ConnectionOptions | boolean; sasl?: SASLOptions } {
+  const out: { ssl?: ConnectionOptions | boolean; sasl?: SASLOptions } = {};
+  if (config.kafkaSsl || config.kafkaSslCa || config.kafkaSslCert) {
+    const tls: ConnectionOptions = { rejectUnauthorized: true };
+    if (config.kafkaSslCa) tls.ca = readPem(config.kafkaSslCa, 'kafkaSslCa');
+    if (config.kafkaSslCert) tls.cert = readPem(config.kafkaSslCert, 'kafkaSslCert');
+    if (config.kafkaSslKey) tls.key = readPem(config.kafkaSslKey, 'kafkaSslKey');
+    out.ssl = tls;
+  }
+  if (config.saslMechanism) {
+    const username = config.saslUsername ?? '';
+    const password = config.saslPassword ?? '';
+    out.sasl =
+      config.saslMechanism === 'plain'
+        ? { mechanism: 'plain', username, password }
+        : { mechanism: config.saslMechanism, username, password };
+  }
+  return out;
+}
+
+/** KafkaSink options from the config (connection, retries, TLS, SASL). */
+export function kafkaSinkOptions(config: RelayConfig, logger: Logger): KafkaSinkOptions {
+  return {
+    brokers: config.brokers,
+    clientId: config.clientId,
+    retries: config.kafkaRetries,
+    connectTimeoutMs: config.connectTimeoutMs,
+    allowAutoTopicCreation: config.allowAutoTopicCreation,
+    logger,
+    ...kafkaSecurity(config),
+  };
 }
 
 /**
@@ -27,6 +73,8 @@ export class KafkaSink implements Sink {
       clientId: options.clientId,
       brokers: options.brokers,
       connectionTimeout: options.connectTimeoutMs,
+      ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
+      ...(options.sasl !== undefined ? { sasl: options.sasl } : {}),
       logLevel: KafkaLogLevel.WARN,
       logCreator: () => ({ namespace, level, log: entry }) => {
         const { message, timestamp: _t, logger: _l, ...extra } = entry;

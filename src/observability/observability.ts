@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { packageRoot } from '../admin/package-root.js';
+import type { RelayConfig } from '../config/config-schema.js';
+import type { RelayStats } from '../relay/relay-stats.js';
+import { KafkaSink, kafkaSinkOptions } from '../sink/kafka-sink.js';
+import type { Sink } from '../sink/sink.js';
+import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from './metrics-server.js';
+import { createRelayMetrics, type RelayMetrics } from './relay-metrics.js';
+import { SlotMonitor } from './slot-monitor.js';
+
+export type SinkFactory = (config: RelayConfig, logger: Logger) => Sink;
+
+/** The Kafka sink with the config's TLS and SASL settings. */
+export const kafkaSinkFactory: SinkFactory = (config, logger) => new KafkaSink(kafkaSinkOptions(config, logger));
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * Everything operational around one Relay: a private prom-client Registry,
+ * the relay's metrics, the slot poller with stall detection, and the HTTP
+ * endpoint (/metrics, /healthz, /readyz) on --metrics-listen.
+ *
+ *   const obs = new RelayObservability(config, logger);
+ *   const relay = new Relay({ config, logger, sinkFactory: obs.wrapSinkFactory() });
+ *   await obs.start(relay.stats);
+ *   try { await relay.run(); } finally { await obs.stop(); }
+ */
+export class RelayObservability {
+  readonly registry = new Registry();
+  private metricsOrNull: RelayMetrics | null = null;
+  private stats: RelayStats | null = null;
+  private monitor: SlotMonitor | null = null;
+  private serverOrNull: MetricsServer | null = null;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly config: RelayConfig & { slot: string },
+    logger: Logger,
+  ) {
+    this.log = logger.child({ component: 'observability', slot: config.slot });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  get metrics(): RelayMetrics | null {
+    return this.metricsOrNull;
+  }
+
+  get server(): MetricsServer | null {
+    return this.serverOrNull;
+  }
+
+  /** A sink factory whose sinks are observed (batches, sizes, send time); default: the Kafka sink. */
+  wrapSinkFactory(inner: SinkFactory = kafkaSinkFactory): SinkFactory {
+    return (config, logger) => {
+      const sink = inner(config, logger);
+      return this.metricsOrNull ? this.metricsOrNull.instrumentSink(sink) : sink;
+    };
+  }
+
+  async start(stats: RelayStats): Promise<void> {
+    this.stats = stats;
+    this.metricsOrNull = createRelayMetrics(this.registry, stats, { version: packageVersion() });
+    this.monitor = new SlotMonitor({ config: this.config, stats, metrics: this.metricsOrNull, logger: this.log });
+    this.monitor.start();
+    if (this.config.metricsListen === 'off') {
+      this.log.info({ event: 'metrics-off' }, 'metrics endpoint disabled (--metrics-listen off)');
+      return;
+    }
+    const { host } = parseListen(this.config.metricsListen);
+    this.serverOrNull = await startMetricsServer({ listen: this.config.metricsListen, registry: this.registry, health: () => this.health() });
+    this.log.info({ event: 'metrics-listening', address: this.serverOrNull.address }, `metrics on http://${this.serverOrNull.address}/metrics, health on /healthz and /readyz`);
+    if (!isLoopback(host)) {
+      this.log.warn({ event: 'metrics-exposed', address: this.serverOrNull.address }, 'the metrics endpoint listens beyond loopback: restrict access to it (firewall, network policy)');
+    }
+  }
+
+  health(): HealthReport {
+    const state = this.stats?.state ?? 'starting';
+    const stalled = this.monitor?.stall.isStalled ?? false;
+    const reason = stalled ? this.monitor!.stall.reason : state === 'stopped' ? 'the relay stopped' : state === 'standby' ? 'standby: another relay holds the slot' : state === 'streaming' ? null : `state ${state}`;
+    return {
+      healthy: !stalled && state !== 'stopped',
+      ready: !stalled && state === 'streaming',
+      state,
+      reason,
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.monitor?.stop();
+    await this.serverOrNull?.close();
+    this.monitor = null;
+    this.serverOrNull = null;
+  }
+}

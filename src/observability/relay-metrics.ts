@@ -1,0 +1,210 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { RelayState, RelayStats } from '../relay/relay-stats.js';
+import type { Sink, SinkRecord } from '../sink/sink.js';
+
+/** Milliseconds between 1970-01-01 and 2000-01-01 (PostgreSQL's epoch). */
+const PG_EPOCH_MS = 946_684_800_000;
+
+export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
+/** pg_replication_slots.wal_status values, plus "missing" when the slot does not exist. */
+export const WAL_STATUSES = ['reserved', 'extended', 'unreserved', 'lost', 'missing'] as const;
+export type WalStatus = (typeof WAL_STATUSES)[number];
+
+export interface SlotSample {
+  exists: boolean;
+  active: boolean;
+  lagBytes: number | null;
+  retainedWalBytes: number | null;
+  walStatus: string | null;
+}
+
+export interface RelayMetrics {
+  readonly registry: Registry;
+  /** Wraps a sink to observe batches, their sizes and Kafka send time. */
+  instrumentSink(sink: Sink): Sink;
+  /** From the slot poller (a normal connection reading pg_replication_slots). */
+  observeSlot(sample: SlotSample): void;
+  slotPollFailed(): void;
+  setStalled(stalled: boolean): void;
+}
+
+/**
+ * Counters that mirror a monotonic number kept elsewhere (RelayStats): the
+ * difference since the last scrape is added at collect time. A number that
+ * went down (a new session restarting its count) counts from zero again.
+ */
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  let last = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const value = read();
+      if (value < last) last = 0;
+      if (value > last) this.inc(value - last);
+      last = value;
+    },
+  });
+}
+
+/**
+ * The relay's Prometheus metrics in `registry` (never the global one), read
+ * from RelayStats at scrape time plus the per-record `onPublished` hook. No
+ * outbox ids, keys or payloads ever become labels: the only labels are topic,
+ * error code, connection state and wal_status.
+ */
+export function createRelayMetrics(registry: Registry, stats: RelayStats, options: { version?: string } = {}): RelayMetrics {
+  new Gauge({
+    name: 'outbox_tail_build_info',
+    help: 'Always 1; the version label says which outbox-tail is running',
+    labelNames: ['version'],
+    registers: [registry],
+  }).set({ version: options.version ?? 'unknown' }, 1);
+
+  const published = new Counter({
+    name: 'outbox_tail_records_published_total',
+    help: 'Outbox records acknowledged by Kafka, by topic (dead-letter pointers excluded)',
+    labelNames: ['topic'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'outbox_tail_publish_latency_seconds',
+    help: 'Time from the PostgreSQL commit to the Kafka acknowledgement, per record',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [registry],
+  });
+  mirroredCounter(registry, 'outbox_tail_dead_lettered_total', 'Records sent to the dead-letter topic instead of their own', () => stats.deadLettered);
+  mirroredCounter(registry, 'outbox_tail_transactions_confirmed_total', 'Transactions confirmed to PostgreSQL (every record acknowledged by Kafka)', () => stats.transactionsConfirmed);
+  mirroredCounter(registry, 'outbox_tail_events_received_total', 'Outbox rows decoded from the replication stream (replays after a restart count again)', () => stats.eventsReceived);
+
+  const batches = new Counter({ name: 'outbox_tail_batches_total', help: 'Kafka produce requests acknowledged (one sendBatch each)', registers: [registry] });
+  const batchRecords = new Histogram({
+    name: 'outbox_tail_batch_records',
+    help: 'Records per acknowledged Kafka request',
+    buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000],
+    registers: [registry],
+  });
+  const batchBytes = new Histogram({
+    name: 'outbox_tail_batch_bytes',
+    help: 'Approximate bytes per acknowledged Kafka request',
+    buckets: [1024, 4096, 16384, 65536, 262144, 1048576, 4194304],
+    registers: [registry],
+  });
+  const sendSeconds = new Histogram({
+    name: 'outbox_tail_kafka_send_duration_seconds',
+    help: 'Duration of Kafka produce requests, by outcome',
+    labelNames: ['outcome'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: 'outbox_tail_confirmed_lsn',
+    help: 'Highest LSN this relay confirmed to the slot (as a number; 0 before the first confirm)',
+    registers: [registry],
+    collect() {
+      this.set(Number(stats.confirmedLsn));
+    },
+  });
+  new Gauge({
+    name: 'outbox_tail_last_confirm_timestamp_seconds',
+    help: 'Unix time of the last confirm that moved the LSN forward (0 = none yet)',
+    registers: [registry],
+    collect() {
+      this.set(stats.lastConfirmAt / 1000);
+    },
+  });
+  new Gauge({
+    name: 'outbox_tail_replication_state',
+    help: 'Replication connection state: 1 for the current state, 0 for the others',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      for (const state of RELAY_STATES) this.set({ state }, stats.state === state ? 1 : 0);
+    },
+  });
+  const restartsSeen: Record<string, number> = {};
+  new Counter({
+    name: 'outbox_tail_restarts_total',
+    help: 'Replication sessions that ended in an error, by error code (SLOT_ACTIVE = a standby retry)',
+    labelNames: ['cause'],
+    registers: [registry],
+    collect() {
+      for (const [cause, count] of Object.entries(stats.restarts)) {
+        const delta = count - (restartsSeen[cause] ?? 0);
+        if (delta > 0) this.inc({ cause }, delta);
+        restartsSeen[cause] = count;
+      }
+    },
+  });
+
+  const lag = new Gauge({ name: 'outbox_tail_slot_lag_bytes', help: 'pg_current_wal_lsn() - confirmed_flush_lsn of the slot: WAL not yet confirmed', registers: [registry] });
+  const retained = new Gauge({ name: 'outbox_tail_slot_retained_wal_bytes', help: 'pg_current_wal_lsn() - restart_lsn of the slot: WAL the server keeps for it', registers: [registry] });
+  const walStatus = new Gauge({
+    name: 'outbox_tail_slot_wal_status',
+    help: 'pg_replication_slots.wal_status of the slot: 1 for the current value ("missing" = no such slot)',
+    labelNames: ['wal_status'],
+    registers: [registry],
+  });
+  const slotActive = new Gauge({ name: 'outbox_tail_slot_active', help: '1 when a walsender (this relay or another) holds the slot', registers: [registry] });
+  const pollErrors = new Counter({ name: 'outbox_tail_slot_poll_errors_total', help: 'Failed reads of pg_replication_slots', registers: [registry] });
+  const lastPoll = new Gauge({ name: 'outbox_tail_slot_last_poll_timestamp_seconds', help: 'Unix time of the last successful slot poll', registers: [registry] });
+  const stalled = new Gauge({ name: 'outbox_tail_stalled', help: '1 while the slot lag grows and nothing was confirmed for --stall-timeout seconds', registers: [registry] });
+  stalled.set(0);
+
+  // Per-record hook: keep it cheap (a cached child per topic).
+  const perTopic = new Map<string, Counter.Internal>();
+  const previous = stats.onPublished;
+  stats.onPublished = (topic, commitTimeMicros, deadLetter) => {
+    previous?.(topic, commitTimeMicros, deadLetter);
+    if (!deadLetter) {
+      let child = perTopic.get(topic);
+      if (!child) perTopic.set(topic, (child = published.labels(topic)));
+      child.inc();
+    }
+    const commitMs = Number(commitTimeMicros / 1000n) + PG_EPOCH_MS;
+    latency.observe(Math.max(0, Date.now() - commitMs) / 1000);
+  };
+
+  return {
+    registry,
+    instrumentSink(sink: Sink): Sink {
+      return {
+        connect: () => sink.connect(),
+        disconnect: () => sink.disconnect(),
+        async send(records: readonly SinkRecord[]): Promise<void> {
+          const started = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+          try {
+            await sink.send(records);
+          } catch (error) {
+            sendSeconds.observe({ outcome: 'error' }, seconds());
+            throw error;
+          }
+          sendSeconds.observe({ outcome: 'ok' }, seconds());
+          if (records.length === 0) return;
+          let bytes = 0;
+          for (const r of records) bytes += r.bytes;
+          batches.inc();
+          batchRecords.observe(records.length);
+          batchBytes.observe(bytes);
+        },
+      };
+    },
+    observeSlot(sample: SlotSample): void {
+      lastPoll.set(Date.now() / 1000);
+      slotActive.set(sample.active ? 1 : 0);
+      const status = sample.exists ? (sample.walStatus ?? 'unknown') : 'missing';
+      for (const s of WAL_STATUSES) walStatus.set({ wal_status: s }, s === status ? 1 : 0);
+      if (sample.lagBytes !== null) lag.set(sample.lagBytes);
+      if (sample.retainedWalBytes !== null) retained.set(sample.retainedWalBytes);
+    },
+    slotPollFailed(): void {
+      pollErrors.inc();
+    },
+    setStalled(value: boolean): void {
+      stalled.set(value ? 1 : 0);
+    },
+  };
+}
