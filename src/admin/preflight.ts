@@ -6,6 +6,7 @@ import { EXIT, OutboxTailError, type ErrorCode } from '../errors/outbox-tail-err
 import { pgConnection } from '../relay/pg-connection.js';
 import { classifyPgError } from '../replication/pg-errors.js';
 import { classifyKafkaError } from '../sink/kafka-errors.js';
+import { kafkaSecurity } from '../sink/kafka-sink.js';
 
 export interface PreflightResult {
   serverVersion: string;
@@ -105,7 +106,7 @@ async function checkSlot(client: pg.Client, config: RelayConfig, db: string, log
 }
 
 async function checkKafka(config: RelayConfig): Promise<void> {
-  const kafka = new Kafka({ clientId: `${config.clientId}-preflight`, brokers: config.brokers, connectionTimeout: config.connectTimeoutMs, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
+  const kafka = new Kafka({ clientId: `${config.clientId}-preflight`, brokers: config.brokers, ...kafkaSecurity(config), connectionTimeout: config.connectTimeoutMs, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
   const admin = kafka.admin();
   try {
     await admin.connect();

@@ -47,7 +47,10 @@ function requireSlot(config: RelayConfig): asserts config is RelayConfig & { slo
 
 function warnSecretsOnCommandLine(argv: string[]): void {
   if (argv.some((a) => /^--database-url(=|$)/.test(a)) && argv.join(' ').match(/:\/\/[^/\s]*:[^@\s]+@/)) {
-    process.stderr.write('outbox-tail: warning: a password in --database-url is visible in `ps`; use OUTBOX_TAIL_DATABASE_URL or a config file\n');
+    process.stderr.write('outbox-tail: warning: a password in --database-url is visible in `ps`; use --database-url-file, OUTBOX_TAIL_DATABASE_URL or a config file\n');
+  }
+  if (argv.some((a) => /^--sasl-password(=|$)/.test(a))) {
+    process.stderr.write('outbox-tail: warning: --sasl-password is visible in `ps`; use --sasl-password-file, OUTBOX_TAIL_SASL_PASSWORD or a config file\n');
   }
 }
 

@@ -4,6 +4,7 @@ import type { RelayConfig } from '../config/config-schema.js';
 import { redactConfig } from '../config/resolve-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createLogger } from '../logging/create-logger.js';
+import { RelayObservability } from '../observability/observability.js';
 import { Relay, type RelayOptions } from '../relay/relay.js';
 
 /**
@@ -18,7 +19,9 @@ export async function runDaemon(
   const logger = extras.logger ?? createLogger(config.logLevel);
   logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
   await preflight(config, logger);
-  const relay = new Relay({ ...extras, config, logger });
+  const observability = new RelayObservability(config, logger);
+  const relay = new Relay({ ...extras, config, logger, sinkFactory: observability.wrapSinkFactory(extras.sinkFactory) });
+  await observability.start(relay.stats);
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals++;
@@ -44,6 +47,7 @@ export async function runDaemon(
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    await observability.stop();
   }
   logger.info({ event: 'stopped' }, 'stopped cleanly');
   return EXIT.OK;

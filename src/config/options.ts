@@ -61,6 +61,27 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   standbyRetryMs: { type: 'number', group: 'Runtime', describe: 'How often a standby retries a slot held by another relay' },
   shutdownTimeoutMs: { type: 'number', group: 'Runtime', describe: 'On SIGTERM, how long to wait for in-flight records' },
   connectTimeoutMs: { type: 'number', group: 'Runtime', describe: 'Connection timeout for PostgreSQL and Kafka' },
+  databaseUrlFile: { type: 'string', group: 'Source', describe: 'Read the PostgreSQL URL from this file (keeps the password out of argv and env)' },
+  pgSslmode: {
+    type: 'string',
+    group: 'PostgreSQL TLS',
+    choices: ['disable', 'require', 'verify-ca', 'verify-full'],
+    describe: 'TLS to PostgreSQL (libpq meaning; overrides sslmode in the URL); verify-full checks the CA and the host name',
+  },
+  pgSslrootcert: { type: 'string', group: 'PostgreSQL TLS', describe: 'CA certificate file (PEM) the server certificate must chain to' },
+  pgSslcert: { type: 'string', group: 'PostgreSQL TLS', describe: 'Client certificate file (PEM), with --pg-sslkey' },
+  pgSslkey: { type: 'string', group: 'PostgreSQL TLS', describe: 'Client private key file (PEM)' },
+  kafkaSsl: { type: 'boolean', group: 'Kafka security', describe: 'Connect to Kafka over TLS (SSL / SASL_SSL listeners); the host name is verified' },
+  kafkaSslCa: { type: 'string', group: 'Kafka security', describe: 'CA certificate file (PEM) for the brokers (default: the system CAs)' },
+  kafkaSslCert: { type: 'string', group: 'Kafka security', describe: 'Client certificate file (PEM) for mutual TLS, with --kafka-ssl-key' },
+  kafkaSslKey: { type: 'string', group: 'Kafka security', describe: 'Client private key file (PEM)' },
+  saslMechanism: { type: 'string', group: 'Kafka security', choices: ['plain', 'scram-sha-256', 'scram-sha-512'], describe: 'SASL mechanism (use with --kafka-ssl: PLAIN sends the password in clear)' },
+  saslUsername: { type: 'string', group: 'Kafka security', describe: 'SASL user name' },
+  saslPassword: { type: 'string', group: 'Kafka security', describe: 'SASL password (prefer --sasl-password-file or the env var: argv is visible in ps)', secret: true },
+  saslPasswordFile: { type: 'string', group: 'Kafka security', describe: 'Read the SASL password from this file' },
+  metricsListen: { type: 'string', group: 'Observability', describe: 'Address of the /metrics, /healthz and /readyz HTTP endpoint, host:port, or off' },
+  stallTimeout: { type: 'number', group: 'Observability', describe: 'Seconds without a confirm while the slot lag grows before /healthz reports a stall' },
+  slotPollIntervalMs: { type: 'number', group: 'Observability', describe: 'How often slot lag and wal_status are read from pg_replication_slots' },
 };
 
 export const optionKeys = Object.keys(OPTIONS) as OptionKey[];

@@ -12,7 +12,21 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
       base: { service: 'outbox-tail', pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: ['password', '*.password', 'payload', '*.payload', 'saslPassword'], censor: '***' },
+      redact: {
+        paths: [
+          'password',
+          '*.password',
+          'payload',
+          '*.payload',
+          'saslPassword',
+          '*.saslPassword',
+          'sasl.password',
+          '*.sasl.password',
+          'connectionString',
+          '*.connectionString',
+        ],
+        censor: '***',
+      },
     },
     destination ?? pino.destination({ fd: 1, sync: true }),
   );
