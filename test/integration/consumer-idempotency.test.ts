@@ -1,0 +1,344 @@
+/**
+ * The idempotent consumer against real Kafka and Postgres: effects once per
+ * outbox id, offsets committed only after the DB transaction, rollback of the
+ * processed id with the handler's effects, batch mode, graceful stop.
+ *
+ * Effects are rows the handler writes with the consumer's transaction into
+ * `effects`; "applied once" means one effects row per outbox id.
+ */
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
+import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
+import { getStack } from '../support/stack.js';
+
+const stack = getStack();
+const kafka = new Kafka({ brokers: stack.brokers, clientId: 'consumer-idempotency-test', logLevel: logLevel.NOTHING });
+let db: TestDatabase;
+let pool: pg.Pool;
+let admin: Admin;
+let producer: Producer;
+const consumers: IdempotentConsumer[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase(stack);
+  pool = new pg.Pool({ connectionString: db.url, max: 8 });
+  await pool.query('create table effects (n bigserial primary key, consumer_group text not null, message_id text not null, payload jsonb)');
+  admin = kafka.admin();
+  await admin.connect();
+  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  await producer.connect();
+});
+afterEach(async () => {
+  await Promise.all(consumers.splice(0).map((c) => c.stop()));
+});
+afterAll(async () => {
+  await producer?.disconnect();
+  await admin?.disconnect();
+  await pool?.end();
+  await db?.drop();
+});
+
+// ---- helpers ---------------------------------------------------------------
+
+interface OutboxRecord {
+  id: string | null;
+  key?: string;
+  payload?: unknown;
+}
+
+/** A record shaped like the relay's (src/sink/record-builder.ts). */
+function relayRecord(r: OutboxRecord) {
+  const headers: Record<string, string> = {
+    event_type: 'OrderPlaced',
+    aggregate_type: 'order',
+    aggregate_id: r.key ?? 'order-1',
+    commit_lsn: '0/1925E80',
+    created_at: '2026-11-30 00:00:00+00',
+  };
+  if (r.id !== null) headers.id = r.id;
+  return { key: r.key ?? 'order-1', value: JSON.stringify(r.payload ?? { n: 1 }), headers };
+}
+
+async function newTopic(prefix: string, partitions = 1): Promise<string> {
+  const topic = uniqueName(prefix);
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+  return topic;
+}
+
+async function produce(topic: string, records: OutboxRecord[]): Promise<void> {
+  await producer.send({ topic, acks: -1, messages: records.map(relayRecord) });
+}
+
+/** The group's committed offset of partition 0 (-1 = none). */
+async function committed(groupId: string, topic: string): Promise<number> {
+  const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  return Number(t!.partitions.find((p) => p.partition === 0)!.offset);
+}
+
+async function effectsById(groupId: string): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ message_id: string; n: string }>(
+    'select message_id, count(*) as n from effects where consumer_group = $1 group by message_id',
+    [groupId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.message_id, Number(r.n)]));
+}
+
+async function processedIds(groupId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ message_id: string }>('select message_id from processed_messages where consumer_group = $1 order by message_id', [groupId]);
+  return rows.map((r) => r.message_id);
+}
+
+async function waitFor(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A handler that records one effect row in the consumer's transaction. */
+function recordEffect(groupId: string, fail?: (id: string) => boolean): IdempotentConsumerOptions['handler'] {
+  return async (tx, event) => {
+    await tx.query('insert into effects (consumer_group, message_id, payload) values ($1, $2, $3)', [groupId, event.id, JSON.stringify(event.payload)]);
+    if (fail?.(event.id)) throw new Error(`handler refuses ${event.id}`);
+  };
+}
+
+function consumer(options: Omit<IdempotentConsumerOptions, 'brokers' | 'database'> & Partial<Pick<IdempotentConsumerOptions, 'database'>>): IdempotentConsumer {
+  const c = createIdempotentConsumer({
+    brokers: stack.brokers,
+    database: pool,
+    backoff: { initialMs: 20, maxMs: 100 },
+    consumer: { maxWaitTimeInMs: 100 },
+    ...options,
+  });
+  consumers.push(c);
+  return c;
+}
+
+const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
+
+// ---- tests -----------------------------------------------------------------
+
+describe('idempotent consumer', () => {
+  it('applies each outbox id once even when Kafka holds it three times', async () => {
+    const topic = await newTopic('dup');
+    const groupId = uniqueName('g_dup');
+    const [a, b, c] = ids(3) as [string, string, string];
+    // Two copies now, interleaved (a relay replay), at different offsets.
+    await produce(topic, [{ id: a }, { id: b }, { id: a }, { id: c }, { id: b }, { id: c }]);
+    const first = consumer({ groupId, topics: [topic], handler: recordEffect(groupId) });
+    await first.start();
+    await waitFor('6 offsets committed', async () => (await committed(groupId, topic)) === 6);
+    expect(first.stats).toMatchObject({ processed: 3, duplicatesSkipped: 3 });
+    await first.stop();
+
+    // The third copy arrives after a restart: a new consumer instance of the same group.
+    await produce(topic, [{ id: c }, { id: a }, { id: b }]);
+    const second = consumer({ groupId, topics: [topic], handler: recordEffect(groupId) });
+    await second.start();
+    await waitFor('9 offsets committed', async () => (await committed(groupId, topic)) === 9);
+    expect(second.stats).toMatchObject({ processed: 0, duplicatesSkipped: 3 });
+
+    expect(await effectsById(groupId)).toEqual({ [a]: 1, [b]: 1, [c]: 1 });
+    expect(await processedIds(groupId)).toEqual([a, b, c].sort());
+  });
+
+  it('does not commit the offset of a record whose handler failed, and applies it after a restart', async () => {
+    const topic = await newTopic('fail');
+    const groupId = uniqueName('g_fail');
+    const [a, x, b] = ids(3) as [string, string, string];
+    await produce(topic, [{ id: a }, { id: x }, { id: b }]);
+
+    const failing = consumer({ groupId, topics: [topic], maxAttempts: 3, onFailure: 'stop', handler: recordEffect(groupId, (id) => id === x) });
+    const outcome = await failing.run().then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    expect(outcome).toBeInstanceOf(Error);
+    expect(outcome!.message).toContain(x);
+    expect(failing.stats).toMatchObject({ processed: 1, handlerFailures: 3, deadLettered: 0, state: 'failed' });
+    // a's offset is committed, x's is not: the group resumes at x.
+    expect(await committed(groupId, topic)).toBe(1);
+    expect(await effectsById(groupId)).toEqual({ [a]: 1 });
+
+    const healed = consumer({ groupId, topics: [topic], handler: recordEffect(groupId) });
+    await healed.start();
+    await waitFor('3 offsets committed', async () => (await committed(groupId, topic)) === 3);
+    expect(await effectsById(groupId)).toEqual({ [a]: 1, [x]: 1, [b]: 1 });
+    expect(healed.stats).toMatchObject({ processed: 2, duplicatesSkipped: 0 });
+  });
+
+  it('a handler error rolls back the processed_messages row with the handler effects', async () => {
+    const topic = await newTopic('rollback');
+    const groupId = uniqueName('g_rollback');
+    const [x] = ids(1) as [string];
+    await produce(topic, [{ id: x }]);
+
+    const failing = consumer({ groupId, topics: [topic], maxAttempts: 2, onFailure: 'stop', handler: recordEffect(groupId, () => true) });
+    await expect(failing.run()).rejects.toThrow(x);
+    // Neither the effect nor the processed id survived the failed attempts.
+    expect(await processedIds(groupId)).toEqual([]);
+    expect(await effectsById(groupId)).toEqual({});
+
+    // So a later attempt still applies it (it is not mistaken for a duplicate).
+    const healed = consumer({ groupId, topics: [topic], handler: recordEffect(groupId) });
+    await healed.start();
+    await waitFor('offset 1 committed', async () => (await committed(groupId, topic)) === 1);
+    expect(await effectsById(groupId)).toEqual({ [x]: 1 });
+    expect(await processedIds(groupId)).toEqual([x]);
+  });
+
+  it('treats a handler that swallowed a failed statement as failed (COMMIT answered ROLLBACK)', async () => {
+    const topic = await newTopic('swallow');
+    const groupId = uniqueName('g_swallow');
+    const [x] = ids(1) as [string];
+    await produce(topic, [{ id: x }]);
+    let calls = 0;
+    const c = consumer({
+      groupId,
+      topics: [topic],
+      maxAttempts: 3,
+      handler: async (tx, event) => {
+        calls += 1;
+        await tx.query('insert into effects (consumer_group, message_id) values ($1, $2)', [groupId, event.id]);
+        // First attempt: a statement fails and the handler hides the error; the transaction is aborted.
+        if (calls === 1) await tx.query('select 1/0').catch(() => undefined);
+      },
+    });
+    await c.start();
+    await waitFor('offset 1 committed', async () => (await committed(groupId, topic)) === 1);
+    expect(calls).toBe(2);
+    expect(c.stats).toMatchObject({ processed: 1, handlerFailures: 1 });
+    expect(await effectsById(groupId)).toEqual({ [x]: 1 });
+  });
+
+  it('retries a handler that fails transiently and applies the record once', async () => {
+    const topic = await newTopic('retry');
+    const groupId = uniqueName('g_retry');
+    const [a, x] = ids(2) as [string, string];
+    await produce(topic, [{ id: a }, { id: x }]);
+    let failuresLeft = 2;
+    const c = consumer({
+      groupId,
+      topics: [topic],
+      maxAttempts: 3,
+      handler: recordEffect(groupId, (id) => id === x && failuresLeft-- > 0),
+    });
+    await c.start();
+    await waitFor('offset 2 committed', async () => (await committed(groupId, topic)) === 2);
+    expect(c.stats).toMatchObject({ processed: 2, handlerFailures: 2 });
+    expect(await effectsById(groupId)).toEqual({ [a]: 1, [x]: 1 });
+  });
+
+  it('stop() lets the record in flight finish and commits its offset before disconnecting', async () => {
+    const topic = await newTopic('stop');
+    const groupId = uniqueName('g_stop');
+    const [a, b] = ids(2) as [string, string];
+    await produce(topic, [{ id: a }, { id: b }]);
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    const c = consumer({
+      groupId,
+      topics: [topic],
+      handler: async (tx, event) => {
+        entered();
+        await new Promise((r) => setTimeout(r, 1_000));
+        await recordEffect(groupId)(tx, event);
+      },
+    });
+    await c.start();
+    await inHandler; // a's handler runs
+    await c.stop();
+    expect(c.stats.state).toBe('stopped');
+    // a finished and its offset was committed although kafkajs was already stopping; b was not started.
+    expect(await effectsById(groupId)).toEqual({ [a]: 1 });
+    expect(await committed(groupId, topic)).toBe(1);
+  });
+
+  it('accepts a connection string and a typed payload parser', async () => {
+    const topic = await newTopic('typed');
+    const groupId = uniqueName('g_typed');
+    const [a] = ids(1) as [string];
+    await produce(topic, [{ id: a, key: 'order-42', payload: { total: 12.5, items: ['x'] } }]);
+    const seen: unknown[] = [];
+    const c = createIdempotentConsumer<{ total: number }>({
+      brokers: stack.brokers,
+      groupId,
+      topics: [topic],
+      database: db.url,
+      parsePayload: (json) => {
+        const p = json as { total?: unknown };
+        if (typeof p.total !== 'number') throw new Error('total must be a number');
+        return { total: p.total };
+      },
+      handler: async (tx, event) => {
+        seen.push({ ...event, rawPayload: event.rawPayload.toString('utf8') });
+        await tx.query('insert into effects (consumer_group, message_id) values ($1, $2)', [groupId, event.id]);
+      },
+    });
+    consumers.push(c);
+    await c.start();
+    await waitFor('offset 1 committed', async () => (await committed(groupId, topic)) === 1);
+    expect(seen).toEqual([
+      expect.objectContaining({
+        id: a,
+        aggregateType: 'order',
+        aggregateId: 'order-42',
+        eventType: 'OrderPlaced',
+        payload: { total: 12.5 },
+        rawPayload: JSON.stringify({ total: 12.5, items: ['x'] }),
+        commitLsn: '0/1925E80',
+        key: 'order-42',
+        topic,
+        partition: 0,
+        offset: '0',
+        headers: expect.objectContaining({ id: a, commit_lsn: '0/1925E80', aggregate_type: 'order' }),
+      }),
+    ]);
+    await c.stop();
+    expect(c.stats.state).toBe('stopped');
+  });
+});
+
+describe('idempotent consumer, batch mode', () => {
+  it('applies each id once with one transaction per batch and commits the batch offsets', async () => {
+    const topic = await newTopic('batch');
+    const groupId = uniqueName('g_batch');
+    const unique = ids(10);
+    // 20 records: every id twice, the copies 10 offsets apart (different batches) and some in the same batch.
+    const records = [...unique, ...unique].map((id) => ({ id }));
+    records.splice(3, 0, { id: unique[2]! }); // a copy right next to the original: same batch, same transaction
+    await produce(topic, records);
+    const c = consumer({ groupId, topics: [topic], batch: { maxRecords: 5 }, handler: recordEffect(groupId) });
+    await c.start();
+    await waitFor('21 offsets committed', async () => (await committed(groupId, topic)) === 21);
+    expect(c.stats).toMatchObject({ processed: 10, duplicatesSkipped: 11, handlerFailures: 0 });
+    expect(await effectsById(groupId)).toEqual(Object.fromEntries(unique.map((id) => [id, 1])));
+    // One transaction and one offset commit per batch of up to 5 (21 records: 5 if Kafka returns them in one fetch).
+    expect(c.stats.offsetCommits).toBeGreaterThanOrEqual(5);
+    expect(c.stats.offsetCommits).toBeLessThanOrEqual(7);
+  });
+
+  it('a handler failure rolls back the whole batch and no offset at or past the failed record is committed', async () => {
+    const topic = await newTopic('batchfail');
+    const groupId = uniqueName('g_batchfail');
+    const all = ids(10);
+    const x = all[5]!;
+    await produce(topic, all.map((id) => ({ id })));
+    const failing = consumer({ groupId, topics: [topic], batch: { maxRecords: 10 }, maxAttempts: 2, onFailure: 'stop', handler: recordEffect(groupId, (id) => id === x) });
+    await expect(failing.run()).rejects.toThrow(x);
+    // The batch transaction failed and rolled back; its records were then applied one by one up to x.
+    expect(await committed(groupId, topic)).toBe(5);
+    expect(await effectsById(groupId)).toEqual(Object.fromEntries(all.slice(0, 5).map((id) => [id, 1])));
+    expect((await processedIds(groupId)).length).toBe(5);
+
+    const healed = consumer({ groupId, topics: [topic], batch: { maxRecords: 10 }, handler: recordEffect(groupId) });
+    await healed.start();
+    await waitFor('10 offsets committed', async () => (await committed(groupId, topic)) === 10);
+    expect(await effectsById(groupId)).toEqual(Object.fromEntries(all.map((id) => [id, 1])));
+  });
+});
