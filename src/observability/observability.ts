@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { packageRoot } from '../admin/package-root.js';
 import type { RelayConfig } from '../config/config-schema.js';
+import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import type { RelayStats } from '../relay/relay-stats.js';
 import { KafkaSink, kafkaSinkOptions } from '../sink/kafka-sink.js';
 import type { Sink } from '../sink/sink.js';
@@ -76,7 +77,16 @@ export class RelayObservability {
       return;
     }
     const { host } = parseListen(this.config.metricsListen);
-    this.serverOrNull = await startMetricsServer({ listen: this.config.metricsListen, registry: this.registry, health: () => this.health() });
+    try {
+      this.serverOrNull = await startMetricsServer({ listen: this.config.metricsListen, registry: this.registry, health: () => this.health() });
+    } catch (error) {
+      await this.stop();
+      throw new OutboxTailError('CONFIG_INVALID', `cannot serve metrics on --metrics-listen ${this.config.metricsListen}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+        hint: 'pick a free local address and port (OUTBOX_TAIL_METRICS_LISTEN), or --metrics-listen off',
+        exitCode: EXIT.CONFIG,
+        cause: error,
+      });
+    }
     this.log.info({ event: 'metrics-listening', address: this.serverOrNull.address }, `metrics on http://${this.serverOrNull.address}/metrics, health on /healthz and /readyz`);
     if (!isLoopback(host)) {
       this.log.warn({ event: 'metrics-exposed', address: this.serverOrNull.address }, 'the metrics endpoint listens beyond loopback: restrict access to it (firewall, network policy)');

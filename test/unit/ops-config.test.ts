@@ -1,0 +1,143 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { envName, flagName } from '../../src/config/options.js';
+import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
+import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import { createLogger } from '../../src/logging/create-logger.js';
+import { pgConnection } from '../../src/relay/pg-connection.js';
+import { kafkaSecurity } from '../../src/sink/kafka-sink.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-ops-config-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+function configError(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(OutboxTailError.is(error)).toBe(true);
+    return (error as OutboxTailError).message;
+  }
+  throw new Error('expected a config error');
+}
+
+describe('operations options', () => {
+  it('names every new option by the flag and env conventions', () => {
+    expect(flagName('metricsListen')).toBe('metrics-listen');
+    expect(envName('metricsListen')).toBe('OUTBOX_TAIL_METRICS_LISTEN');
+    expect(flagName('stallTimeout')).toBe('stall-timeout');
+    expect(flagName('databaseUrlFile')).toBe('database-url-file');
+    expect(flagName('saslPasswordFile')).toBe('sasl-password-file');
+    expect(envName('pgSslmode')).toBe('OUTBOX_TAIL_PG_SSLMODE');
+    expect(envName('kafkaSslCa')).toBe('OUTBOX_TAIL_KAFKA_SSL_CA');
+  });
+
+  it('defaults the metrics endpoint to loopback, never 0.0.0.0', () => {
+    const c = resolveConfig({});
+    expect(c.metricsListen).toBe('127.0.0.1:9464');
+    expect(c.stallTimeout).toBe(120);
+    expect(c.kafkaSsl).toBe(false);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_METRICS_LISTEN: '[::1]:9000' } }).metricsListen).toBe('[::1]:9000');
+    expect(resolveConfig({ flags: { metricsListen: 'off' } }).metricsListen).toBe('off');
+    expect(configError(() => resolveConfig({ flags: { metricsListen: '9464' } }))).toMatch(/--metrics-listen \/ OUTBOX_TAIL_METRICS_LISTEN: expected host:port/);
+  });
+
+  it('reads secrets from files, trimmed, and refuses a value and a file together', () => {
+    const url = file('db-url', 'postgres://relay:s3cret@db:5432/app\n');
+    const pw = file('sasl', 'kafka-s3cret\n');
+    const c = resolveConfig({ flags: { databaseUrlFile: url, saslPasswordFile: pw, saslMechanism: 'scram-sha-512', saslUsername: 'relay' } });
+    expect(c.databaseUrl).toBe('postgres://relay:s3cret@db:5432/app');
+    expect(c.saslPassword).toBe('kafka-s3cret');
+    expect(configError(() => resolveConfig({ env: { DATABASE_URL: 'postgres://x/y' }, flags: { databaseUrlFile: url } }))).toMatch(/give either databaseUrl or databaseUrlFile/);
+    const missing = configError(() => resolveConfig({ env: { OUTBOX_TAIL_SASL_PASSWORD_FILE: join(dir, 'nope') } }));
+    expect(missing).toMatch(/--sasl-password-file \/ OUTBOX_TAIL_SASL_PASSWORD_FILE: cannot read .*nope: ENOENT/);
+  });
+
+  it('requires the SASL user and password with a mechanism, and TLS cert with key', () => {
+    expect(configError(() => resolveConfig({ flags: { saslMechanism: 'plain' } }))).toMatch(/saslUsername.*required|--sasl-username/);
+    expect(configError(() => resolveConfig({ flags: { saslMechanism: 'scram-sha-256', saslUsername: 'u' } }))).toMatch(/--sasl-password \/ OUTBOX_TAIL_SASL_PASSWORD: required/);
+    expect(configError(() => resolveConfig({ flags: { saslMechanism: 'gssapi', saslUsername: 'u', saslPassword: 'p' } }))).toMatch(/--sasl-mechanism/);
+    expect(configError(() => resolveConfig({ flags: { pgSslcert: '/c.pem' } }))).toMatch(/--pg-sslkey/);
+  });
+
+  it('never logs a secret: config redaction plus logger redaction', () => {
+    const c = resolveConfig({ flags: { databaseUrl: 'postgres://relay:db-s3cret@db/app', saslMechanism: 'plain', saslUsername: 'relay', saslPassword: 'pass:word' } });
+    let out = '';
+    const sink = new Writable({ write: (chunk, _enc, done) => ((out += chunk.toString()), done()) });
+    const logger = createLogger('info', sink);
+    logger.info({ event: 'start', config: redactConfig(c) }, 'outbox-tail starting');
+    logger.info({ sasl: { mechanism: 'plain', username: 'relay', password: 'pass:word' }, connectionString: 'postgres://relay:db-s3cret@db/app' }, 'x');
+    expect(out).not.toContain('db-s3cret');
+    expect(out).not.toContain('pass:word');
+    const line = JSON.parse(out.split('\n')[0]!) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 'info', event: 'start', msg: 'outbox-tail starting' });
+    expect(typeof line.time).toBe('string');
+    expect((line.config as Record<string, unknown>).databaseUrl).toBe('postgres://relay:***@db/app');
+  });
+});
+
+describe('PostgreSQL TLS settings', () => {
+  const ca = file('ca.pem', '-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n');
+  const cert = file('client.pem', 'CERT');
+  const key = file('client.key', 'KEY');
+  const base = { connectTimeoutMs: 1000 };
+
+  it('maps sslmode like libpq, and the options win over the URL', () => {
+    const full = pgConnection({ ...base, databaseUrl: 'postgres://u:p@db.internal/app?sslmode=disable&sslrootcert=/x', pgSslmode: 'verify-full', pgSslrootcert: ca, pgSslcert: cert, pgSslkey: key });
+    expect(full.connectionString).toBe('postgres://u:p@db.internal/app');
+    expect(full.ssl).toMatchObject({ rejectUnauthorized: true, ca: expect.stringContaining('CA'), cert: 'CERT', key: 'KEY' });
+    expect((full.ssl as { checkServerIdentity?: unknown }).checkServerIdentity).toBeUndefined();
+
+    const verifyCa = pgConnection({ ...base, pgSslmode: 'verify-ca', pgSslrootcert: ca }).ssl as { rejectUnauthorized: boolean; checkServerIdentity: () => unknown };
+    expect(verifyCa.rejectUnauthorized).toBe(true);
+    expect(verifyCa.checkServerIdentity()).toBeUndefined();
+
+    expect(pgConnection({ ...base, pgSslmode: 'require' }).ssl).toEqual({ rejectUnauthorized: false });
+    expect(pgConnection({ ...base, pgSslmode: 'disable' }).ssl).toBe(false);
+    // no option: the URL's own sslmode applies (node-postgres parses it)
+    const untouched = pgConnection({ ...base, databaseUrl: 'postgres://db/app?sslmode=verify-full' });
+    expect(untouched.connectionString).toBe('postgres://db/app?sslmode=verify-full');
+    expect(untouched.ssl).toBeUndefined();
+    // a root CA alone means verify-full
+    expect(pgConnection({ ...base, pgSslrootcert: ca }).ssl).toMatchObject({ rejectUnauthorized: true });
+  });
+
+  it('reports an unreadable certificate file as a config error naming the flag', () => {
+    expect(configError(() => pgConnection({ ...base, pgSslmode: 'verify-full', pgSslrootcert: join(dir, 'missing.pem') }))).toMatch(/cannot read --pg-sslrootcert file .*missing\.pem: ENOENT/);
+  });
+});
+
+describe('Kafka TLS and SASL settings', () => {
+  it('builds kafkajs ssl and sasl options', () => {
+    const ca = file('kafka-ca.pem', 'KAFKA-CA');
+    expect(kafkaSecurity({})).toEqual({});
+    expect(kafkaSecurity({ kafkaSsl: true })).toEqual({ ssl: { rejectUnauthorized: true } });
+    expect(kafkaSecurity({ kafkaSsl: true, kafkaSslCa: ca, saslMechanism: 'scram-sha-256', saslUsername: 'relay', saslPassword: 'pw' })).toEqual({
+      ssl: { rejectUnauthorized: true, ca: 'KAFKA-CA' },
+      sasl: { mechanism: 'scram-sha-256', username: 'relay', password: 'pw' },
+    });
+    expect(kafkaSecurity({ saslMechanism: 'plain', saslUsername: 'u', saslPassword: 'p' }).sasl).toEqual({ mechanism: 'plain', username: 'u', password: 'p' });
+  });
+});
+
+describe('secrets on the command line', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('warns that --sasl-password and a password in --database-url are visible in ps, without echoing them', async () => {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true));
+    const code = await main(['status', '--sasl-password=hunter2', '--database-url', 'postgres://u:db-pass@127.0.0.1:1/x']);
+    expect(code).toBe(2); // no --slot: a config error, after the warnings
+    expect(stderr).toMatch(/--sasl-password is visible in `ps`; use --sasl-password-file/);
+    expect(stderr).toMatch(/a password in --database-url is visible in `ps`/);
+    expect(stderr).not.toContain('hunter2');
+    expect(stderr).not.toContain('db-pass');
+  });
+});
