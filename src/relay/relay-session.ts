@@ -172,6 +172,7 @@ export class RelaySession {
       const head = this.queue.peek()!;
       if (head.record === null) await this.halt(this.malformedError(head.malformed!));
       const batch = this.takeBatch();
+      this.log.debug({ event: 'batch', records: batch.length }, 'publishing batch');
       try {
         await this.options.sink.send(batch.map((e) => e.record!));
       } catch (error) {

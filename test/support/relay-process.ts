@@ -5,7 +5,6 @@ import type { RelayVariant } from './broken-checkpointers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = `${ROOT}bin/outbox-tail.js`;
-const TSX = `${ROOT}node_modules/.bin/tsx`;
 
 export interface LogLine {
   level: string;
@@ -51,10 +50,13 @@ export function startRelay(options: StartRelayOptions): RelayProcess {
     OUTBOX_TAIL_RESTART_BACKOFF_MAX_MS: '1000',
     OUTBOX_TAIL_STANDBY_RETRY_MS: '200',
     OUTBOX_TAIL_LOG_LEVEL: 'info',
+    // Several relays run at once in tests: an ephemeral metrics port each.
+    OUTBOX_TAIL_METRICS_LISTEN: '127.0.0.1:0',
     ...options.env,
   };
   const [command, args] = options.variant
-    ? [TSX, [`${ROOT}test/support/relay-variant.ts`, options.variant, ...(options.args ?? [])]]
+    ? // `node --import tsx` keeps it one process, so SIGKILL reaches the relay itself.
+      [process.execPath, ['--import', 'tsx', `${ROOT}test/support/relay-variant.ts`, options.variant, ...(options.args ?? [])]]
     : [process.execPath, [BIN, ...(options.args ?? [])]];
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: LogLine[] = [];
