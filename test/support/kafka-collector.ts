@@ -13,6 +13,7 @@ export interface CollectedRecord {
 /** Reads topics from the beginning and keeps every record, for recounting. */
 export class KafkaCollector {
   readonly records: CollectedRecord[] = [];
+  private readonly ids = new Set<string>();
   private consumer: Consumer | null = null;
   private waiters: Array<() => void> = [];
 
@@ -35,14 +36,16 @@ export class KafkaCollector {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString() : String(v);
         this.records.push({ topic, partition, offset: message.offset, key: message.key?.toString() ?? null, value: message.value, headers, timestamp: Number(message.timestamp) });
+        if (headers.id) this.ids.add(headers.id);
         for (const w of this.waiters.splice(0)) w();
       },
     });
     return this;
   }
 
-  distinctIds(): Set<string> {
-    return new Set(this.records.map((r) => r.headers.id!).filter(Boolean));
+  /** Distinct outbox ids seen (the `id` header); live view, do not mutate. */
+  distinctIds(): ReadonlySet<string> {
+    return this.ids;
   }
 
   /** Waits until `predicate` holds, or fails with a count in the message. */
