@@ -1,1 +1,128 @@
-export async function demo(_o: { orders: number; rate: number }): Promise<number> { throw new Error('demo not yet implemented'); }
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import pg from 'pg';
+import { migrate } from '../admin/migrator.js';
+import { packageRoot } from '../admin/package-root.js';
+import { readSlotStatus } from '../admin/slot-status.js';
+import { createOrder, createOrdersTable, ORDER_AGGREGATE } from '../demo/order-app.js';
+import { startStack } from '../stack/index.js';
+
+const SLOT = 'orders_outbox';
+const PUBLICATION = 'outbox_tail';
+const TOPIC = `outbox.event.${ORDER_AGGREGATE}`;
+
+/**
+ * `outbox-tail demo`: the main job end to end on a local stack. Starts
+ * Postgres and Kafka, runs init, starts the relay as a child process, writes
+ * orders at a steady rate with a live progress line, and prints a summary.
+ * Exit code 0 iff every order's event reached Kafka.
+ */
+export async function demo(options: { orders: number; rate: number }): Promise<number> {
+  const err = (line: string) => process.stderr.write(`${line}\n`);
+  err(`demo: starting a local PostgreSQL + Kafka (OUTBOX_TAIL_STACK=${process.env.OUTBOX_TAIL_STACK ?? 'auto'})`);
+  const stack = await startStack({ log: (l) => err(`  ${l}`) });
+  const logDir = mkdtempSync(join(tmpdir(), 'outbox-tail-demo-'));
+  const client = new pg.Client({ connectionString: stack.databaseUrl });
+  let relayExit: Promise<number | null> = Promise.resolve(null);
+  let stopRelay = () => {};
+  const kafka = new Kafka({ brokers: stack.brokers, clientId: 'outbox-tail-demo', logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `demo-${Date.now()}`, maxWaitTimeInMs: 100 });
+  try {
+    await client.connect();
+    const migrations = await migrate(client);
+    await createOrdersTable(client);
+    const slot = await client.query('select 1 from pg_replication_slots where slot_name = $1', [SLOT]);
+    if (slot.rowCount === 0) await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [SLOT]);
+    err(`demo: init done (migrations applied: ${migrations.applied.join(', ') || 'none'}; slot ${SLOT}; publication ${PUBLICATION})`);
+
+    const relayLog = join(logDir, 'relay.log');
+    const out = createWriteStream(relayLog);
+    const relay = spawn(process.execPath, [join(packageRoot(), 'bin/outbox-tail.js'), '--slot', SLOT], {
+      env: { ...process.env, OUTBOX_TAIL_DATABASE_URL: stack.databaseUrl, OUTBOX_TAIL_BROKERS: stack.brokers.join(','), OUTBOX_TAIL_STATUS_INTERVAL_MS: '200' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    relay.stdout.pipe(out);
+    relay.stderr.pipe(out);
+    relayExit = new Promise((resolve) => relay.once('exit', (code) => resolve(code)));
+    stopRelay = () => relay.kill('SIGTERM');
+    err(`demo: relay started (pid ${relay.pid}, JSON logs in ${relayLog}, metrics on http://127.0.0.1:9464/metrics)`);
+
+    const ids = new Set<string>();
+    let records = 0;
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: TOPIC }], waitForLeaders: true });
+    await admin.disconnect();
+    await consumer.connect();
+    await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        records++;
+        const id = message.headers?.id?.toString();
+        if (id) ids.add(id);
+      },
+    });
+
+    const status = () => readSlotStatus(client, SLOT, PUBLICATION);
+    const progress = async (written: number) => {
+      const s = await status();
+      process.stderr.write(`\r  orders written ${written}/${options.orders}  records in Kafka ${records}  distinct ids ${ids.size}  confirmed lag ${s.lagBytes ?? '-'} bytes   `);
+    };
+    const started = Date.now();
+    let written = 0;
+    let lastProgress = 0;
+    const { rows } = await client.query<{ max: string | null }>('select max(id)::text as max from orders');
+    const firstId = Number(rows[0]?.max ?? 0) + 1;
+    while (written < options.orders) {
+      await createOrder(client, firstId + written);
+      written++;
+      const due = started + (written / options.rate) * 1000;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (Date.now() - lastProgress > 500) {
+        lastProgress = Date.now();
+        await progress(written);
+      }
+    }
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const s = await status();
+      if (ids.size >= options.orders && s.lagBytes === 0) break;
+      await progress(written);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await progress(written);
+    process.stderr.write('\n');
+    const seconds = (Date.now() - started) / 1000;
+    const [counts] = (
+      await client.query<{ orders: number; outbox: number }>(
+        `select (select count(*)::int from orders where id >= $1) as orders, (select count(*)::int from outbox where aggregate_type = $2 and aggregate_id::bigint >= $1) as outbox`,
+        [firstId, ORDER_AGGREGATE],
+      )
+    ).rows;
+    const final = await status();
+    const ok = counts!.orders === options.orders && counts!.outbox === options.orders && ids.size >= options.orders;
+    const summary = {
+      orders: counts!.orders,
+      outbox_rows: counts!.outbox,
+      kafka_records: records,
+      distinct_ids_in_kafka: ids.size,
+      confirmed_lag_bytes: final.lagBytes,
+      confirmed_flush_lsn: final.confirmedFlushLsn,
+      seconds: Number(seconds.toFixed(1)),
+      ok,
+    };
+    process.stdout.write(`\nsummary\n${Object.entries(summary).map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n')}\n`);
+    return ok ? 0 : 1;
+  } finally {
+    stopRelay();
+    const code = await relayExit;
+    if (code !== null && code !== 0) err(`demo: relay exited with code ${code} (logs in ${logDir})`);
+    await consumer.disconnect().catch(() => undefined);
+    await client.end().catch(() => undefined);
+    await stack.stop();
+  }
+}
