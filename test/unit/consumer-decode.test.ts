@@ -20,7 +20,7 @@ function message(over: Partial<KafkaMessage> & { headers?: KafkaMessage['headers
       tenant: Buffer.from('acme'),
     },
     ...over,
-  } as KafkaMessage;
+  } as unknown as KafkaMessage;
 }
 
 describe('decodeRecord', () => {
