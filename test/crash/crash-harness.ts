@@ -1,0 +1,390 @@
+/**
+ * The crash test of issue 4, after the seed article: an order app writes an
+ * `orders` row and its outbox row in one transaction while the real relay
+ * (a child process) is SIGKILLed again and again, and so is the idempotent
+ * consumer; then everything is recounted. Used by `npm run crash` and by the
+ * vitest crash project (including its negative controls).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { cancelOrder, createOrder, createOrdersTable } from '../../src/demo/order-app.js';
+import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
+import type { RelayVariant } from '../support/broken-checkpointers.js';
+import { createTestDatabase, uniqueName } from '../support/database.js';
+import { KafkaCollector } from '../support/kafka-collector.js';
+import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
+import { createSlot, query, waitForConfirmed } from '../support/slot.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface CrashOptions {
+  stack: { databaseUrl: string; brokers: string[] };
+  orders: number;
+  kills: number;
+  consumerKills: number;
+  seed: number;
+  log?: (line: string) => void;
+  /** Negative controls: a broken frontier (test code only). */
+  relayVariant?: RelayVariant;
+  /** Extra OUTBOX_TAIL_* settings for the relay. */
+  relayEnv?: Record<string, string>;
+  /** `naive` = no processed-messages table (negative control); `none` = no consumer. */
+  consumerMode?: 'idempotent' | 'naive' | 'none';
+  /** `naive` = the article's commit-then-send script instead of the outbox (negative control). */
+  writerMode?: 'outbox' | 'naive';
+  /** At each kill: T2 open, T1 committed and confirmed, kill, then T2 commits (ARCHITECTURE.md §2.3). */
+  straddle?: boolean;
+  cancelEvery?: number;
+  rollbackEvery?: number;
+  writerConcurrency?: number;
+}
+
+export interface CrashResult {
+  orders: number;
+  outbox: number;
+  kafka_records: number;
+  distinct_ids: number;
+  duplicates: number;
+  shipments: number;
+  processed: number;
+  lost: number;
+  phantoms: number;
+  order_violations: number;
+  relay_kills: number;
+  consumer_kills: number;
+  /** The second write path: cancellations. */
+  cancelled: { orders: number; outbox: number; distinct_ids: number; processed: number; shipments: number };
+  rolled_back_transactions: number;
+  seconds: number;
+  passed: boolean;
+}
+
+/** Small seeded PRNG (mulberry32), so a run's kill timings are reproducible from --seed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Child {
+  process: ChildProcess;
+  exited: Promise<void>;
+  output: () => string;
+}
+
+function spawnTs(script: string, args: string[], env: Record<string, string>, onLine?: (line: string) => void): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}${script}`, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let partial = '';
+  child.stdout!.on('data', (c: Buffer) => {
+    partial += c.toString();
+    let i: number;
+    while ((i = partial.indexOf('\n')) >= 0) {
+      const line = partial.slice(0, i);
+      partial = partial.slice(i + 1);
+      out += `${line}\n`;
+      onLine?.(line);
+    }
+  });
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { process: child, exited, output: () => out.slice(-4000) };
+}
+
+async function killChild(child: Child | null, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
+  child.process.kill(signal);
+  await child.exited;
+}
+
+export async function runCrash(options: CrashOptions): Promise<CrashResult> {
+  const log = options.log ?? (() => undefined);
+  const random = rng(options.seed);
+  const consumerMode = options.consumerMode ?? 'idempotent';
+  const writerMode = options.writerMode ?? 'outbox';
+  const cancelEvery = options.cancelEvery ?? 5;
+  const rollbackEvery = options.rollbackEvery ?? 7;
+  const started = Date.now();
+  const db = await createTestDatabase(options.stack);
+  const run = uniqueName('crash');
+  const slot = run;
+  const topic = `${run}.order`;
+  const group = `${run}-shipping`;
+  const admin = new pg.Client({ connectionString: db.url });
+  await admin.connect();
+  const collector = await new KafkaCollector(options.stack.brokers).start([topic]);
+  let relay: RelayProcess | null = null;
+  let consumer: Child | null = null;
+  let naiveWriter: Child | null = null;
+  try {
+    await createOrdersTable(admin);
+    await admin.query('create table shipments (id bigserial primary key, order_id bigint not null, event_id text not null, cancelled boolean not null default false)');
+    await createSlot(db.url, slot);
+
+    const relayEnv = { OUTBOX_TAIL_TOPIC: `${run}.{aggregate_type}`, ...options.relayEnv };
+    const newRelay = () => startRelay({ databaseUrl: db.url, brokers: options.stack.brokers, slot, env: relayEnv, ...(options.relayVariant ? { variant: options.relayVariant } : {}) });
+    const consumerEnv = { CRASH_BROKERS: options.stack.brokers.join(','), CRASH_DATABASE_URL: db.url, CRASH_TOPIC: topic, CRASH_GROUP: group };
+    const newConsumer = () => (consumerMode === 'none' ? null : spawnTs('test/crash/consumer-process.ts', [consumerMode], consumerEnv));
+
+    if (writerMode === 'outbox') {
+      relay = newRelay();
+      await relay.waitForLog(isStreaming);
+    }
+    consumer = newConsumer();
+
+    const count = async (sql: string, params: unknown[] = []) => Number((await admin.query<{ n: string }>(sql, params)).rows[0]!.n);
+    const killLine = async (k: number, what: string) => {
+      const orders = await count('select count(*) as n from orders');
+      const outbox = await count('select count(*) as n from outbox');
+      const shipments = await count('select count(*) as n from shipments');
+      const [lag] = (await admin.query<{ lag: string | null }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = $1', [slot])).rows;
+      log(`kill #${k}${what}: orders=${orders} outbox=${outbox} kafka_records=${collector.records.length} distinct_ids=${collector.distinctIds().size} confirmed_lag_bytes=${lag?.lag ?? '-'} shipments=${shipments}`);
+    };
+
+    // --- the writer -------------------------------------------------------------
+    let gate: Promise<void> | null = null; // closed while a straddle kill is set up
+    let rolledBack = 0;
+    // Spread the writes over the whole kill window (kills are 0.3-0.7 s apart, plus restart overhead).
+    const killWindowMs = options.kills * 800 + 1000;
+    const rate = options.orders / (killWindowMs / 1000);
+    let nextId = 1;
+    let written = 0;
+    let writerError: unknown = null;
+    const writeOne = async (client: pg.Client, id: number) => {
+      await createOrder(client, id);
+      if (id % cancelEvery === 0) await cancelOrder(client, id);
+      if (id % rollbackEvery === 0) {
+        // A transaction the application rolls back: its outbox row must never reach Kafka.
+        await client.query('begin');
+        await client.query('insert into orders(id, customer, amount_cents) values ($1, $2, 1)', [10_000_000 + id, 'rolled-back']);
+        await writeOutboxEvent(client, { aggregateType: 'order', aggregateId: String(10_000_000 + id), eventType: 'OrderCreated', payload: { orderId: 10_000_000 + id } });
+        await client.query('rollback');
+        rolledBack++;
+      }
+    };
+    const outboxWriter = async () => {
+      const workers = Array.from({ length: options.writerConcurrency ?? 4 }, async () => {
+        const client = new pg.Client({ connectionString: db.url });
+        await client.connect();
+        try {
+          while (nextId <= options.orders) {
+            if (gate) await gate;
+            const id = nextId++;
+            const due = started + (id / rate) * 1000;
+            if (due > Date.now()) await sleep(due - Date.now());
+            await writeOne(client, id);
+            written++;
+          }
+        } finally {
+          await client.end();
+        }
+      });
+      await Promise.all(workers);
+    };
+    // The naive writer is restarted after each kill and continues with the next order.
+    let naiveNext = 1;
+    let naiveCommitted = 0;
+    let onCommitted: (() => void) | null = null;
+    const startNaive = () => {
+      naiveWriter = spawnTs('test/crash/naive-writer-process.ts', [String(naiveNext), String(options.orders)], consumerEnv, (line) => {
+        const [word, id] = line.split(' ');
+        if (word === 'committed') {
+          naiveNext = Number(id) + 1;
+          naiveCommitted++;
+          onCommitted?.();
+        }
+      });
+    };
+    const writing = (writerMode === 'outbox' ? outboxWriter() : Promise.resolve()).catch((e: unknown) => (writerError = e));
+    if (writerMode === 'naive') startNaive();
+
+    // --- the kills --------------------------------------------------------------
+    let relayKills = 0;
+    let consumerKills = 0;
+    const consumerKillAt = new Set(Array.from({ length: options.consumerKills }, (_, j) => Math.max(1, Math.round(((j + 1) * options.kills) / (options.consumerKills + 1)))));
+    for (let k = 1; k <= options.kills; k++) {
+      await sleep(300 + random() * 400);
+      if (writerMode === 'naive') {
+        // Targeted kill point: right after a COMMIT, before its send.
+        await new Promise<void>((resolve) => (onCommitted = resolve));
+        onCommitted = null;
+        await killChild(naiveWriter);
+        relayKills++;
+        await killLine(k, ' (naive writer)');
+        if (naiveNext <= options.orders) startNaive();
+        continue;
+      }
+      if (options.straddle) {
+        let release!: () => void;
+        gate = new Promise((resolve) => (release = resolve));
+        await sleep(50); // let in-flight writes finish
+        const t2 = new pg.Client({ connectionString: db.url });
+        await t2.connect();
+        const t2Id = 20_000_000 + k;
+        await t2.query('begin');
+        await t2.query('insert into orders(id, customer, amount_cents) values ($1, $2, 1)', [t2Id, 'straddle']);
+        await writeOutboxEvent(t2, { aggregateType: 'order', aggregateId: String(t2Id), eventType: 'OrderCreated', payload: { orderId: t2Id } });
+        const t1Id = 30_000_000 + k;
+        await createOrder(admin, t1Id);
+        // T1 is confirmed once the slot passes its commit record (the frontier only stops at commit end LSNs).
+        await collector.waitUntil((c) => c.records.some((r) => r.key === String(t1Id)), 20_000, `straddle T1 ${t1Id}`);
+        const t1Commit = Lsn.parse(collector.records.find((r) => r.key === String(t1Id))!.headers.commit_lsn!);
+        await waitForConfirmed(db.url, slot, t1Commit + 1n, 20_000);
+        await relay!.kill('SIGKILL');
+        await t2.query('commit');
+        await t2.end();
+        gate = null;
+        release();
+      } else {
+        await relay!.kill('SIGKILL');
+      }
+      relayKills++;
+      let what = '';
+      if (consumerKillAt.has(k) && consumer) {
+        await killChild(consumer);
+        consumerKills++;
+        what = ' (and consumer)';
+        consumer = newConsumer();
+      }
+      await killLine(k, what);
+      relay = newRelay();
+    }
+    await writing;
+    if (writerError) throw writerError;
+    if (writerMode === 'naive') {
+      await naiveWriter!.exited;
+    }
+
+    // --- let everything settle ----------------------------------------------------
+    const committedEvents = await count('select count(*) as n from outbox');
+    const deadline = Date.now() + 120_000;
+    let lastChange = Date.now();
+    let lastSeen = '';
+    for (;;) {
+      const processed = consumerMode === 'idempotent' ? await count('select count(*) as n from processed_messages where consumer_group = $1', [group]) : 0;
+      const shipments = consumerMode === 'none' ? 0 : await count('select count(*) as n from shipments');
+      const seen = `${collector.records.length}/${processed}/${shipments}`;
+      if (seen !== lastSeen) {
+        lastSeen = seen;
+        lastChange = Date.now();
+      }
+      const complete =
+        writerMode === 'outbox' && collector.distinctIds().size >= committedEvents && (consumerMode !== 'idempotent' || processed >= committedEvents);
+      // Incomplete and quiet for 15 s (longer than a consumer group rebalance after a kill): it will not complete.
+      if ((complete && Date.now() - lastChange > 500) || Date.now() - lastChange > 15_000 || Date.now() > deadline) break;
+      await sleep(200);
+    }
+    await relay?.kill('SIGTERM');
+    await killChild(consumer, 'SIGTERM');
+    consumer = null;
+
+    // --- recount ---------------------------------------------------------------------
+    const rows = async (sql: string, params: unknown[] = []) => (await admin.query(sql, params)).rows;
+    const created = new Set((await rows(`select id::text from outbox where event_type = 'OrderCreated'`)).map((r) => r.id as string));
+    const cancelledIds = new Set((await rows(`select id::text from outbox where event_type = 'OrderCancelled'`)).map((r) => r.id as string));
+    const orders = await count('select count(*) as n from orders');
+    const cancelledOrders = await count(`select count(*) as n from orders where status = 'cancelled'`);
+    const shipments = await count('select count(*) as n from shipments');
+    const shipmentsCancelled = await count('select count(*) as n from shipments where cancelled');
+    const processedIds = new Set((await rows('select message_id from processed_messages where consumer_group = $1', [group])).map((r) => r.message_id as string));
+    const kafkaIds = collector.distinctIds();
+    let lost = 0;
+    let phantoms = 0;
+    if (writerMode === 'naive') {
+      const keys = new Set(collector.records.map((r) => r.key));
+      for (const r of await rows('select id::text from orders')) if (!keys.has(r.id as string)) lost++;
+    } else {
+      for (const id of [...created, ...cancelledIds]) if (!kafkaIds.has(id)) lost++;
+      for (const id of kafkaIds) if (!created.has(id) && !cancelledIds.has(id)) phantoms++;
+    }
+    // Per key, first occurrences must follow commit order, and a cancellation never precedes its creation.
+    let orderViolations = 0;
+    const firstSeen = new Set<string>();
+    const lastPerKey = new Map<string, { lsn: bigint; type: string }>();
+    for (const r of collector.records) {
+      const id = r.headers.id ?? '';
+      if (firstSeen.has(id)) continue;
+      firstSeen.add(id);
+      if (!r.headers.commit_lsn) continue;
+      const lsn = Lsn.parse(r.headers.commit_lsn);
+      const previous = lastPerKey.get(r.key ?? '');
+      if (previous && (lsn < previous.lsn || (previous.type === 'OrderCancelled' && r.headers.event_type === 'OrderCreated'))) orderViolations++;
+      lastPerKey.set(r.key ?? '', { lsn, type: r.headers.event_type ?? '' });
+    }
+    const countIn = (ids: ReadonlySet<string>, of: Set<string>) => [...of].filter((id) => ids.has(id)).length;
+    const result: CrashResult = {
+      orders,
+      outbox: writerMode === 'naive' ? 0 : created.size,
+      kafka_records: collector.records.length,
+      distinct_ids: writerMode === 'naive' ? kafkaIds.size : countIn(kafkaIds, created),
+      duplicates: collector.records.length - kafkaIds.size,
+      shipments,
+      processed: countIn(processedIds, created),
+      lost,
+      phantoms,
+      order_violations: orderViolations,
+      relay_kills: relayKills,
+      consumer_kills: consumerKills,
+      cancelled: {
+        orders: cancelledOrders,
+        outbox: cancelledIds.size,
+        distinct_ids: countIn(kafkaIds, cancelledIds),
+        processed: countIn(processedIds, cancelledIds),
+        shipments: shipmentsCancelled,
+      },
+      rolled_back_transactions: rolledBack,
+      seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
+      passed: false,
+    };
+    const c = result.cancelled;
+    result.passed =
+      lost === 0 &&
+      phantoms === 0 &&
+      orderViolations === 0 &&
+      [result.outbox, result.distinct_ids, result.shipments, result.processed].every((n) => n === result.orders) &&
+      [c.outbox, c.distinct_ids, c.processed, c.shipments].every((n) => n === c.orders);
+    void naiveCommitted;
+    return result;
+  } finally {
+    await relay?.kill('SIGKILL');
+    await killChild(consumer);
+    await killChild(naiveWriter);
+    await collector.stop();
+    await admin.end().catch(() => undefined);
+    await db.drop().catch(() => undefined);
+  }
+}
+
+/** The article's table: one line per counter. */
+export function formatResult(r: CrashResult): string {
+  const rows: [string, number | string][] = [
+    ['orders (rows)', r.orders],
+    ['outbox rows (OrderCreated)', r.outbox],
+    ['kafka records', r.kafka_records],
+    ['distinct ids in kafka', r.distinct_ids],
+    ['duplicates absorbed', r.duplicates],
+    ['shipments (consumer effects)', r.shipments],
+    ['processed ids', r.processed],
+    ['lost', r.lost],
+    ['phantoms', r.phantoms],
+    ['order violations', r.order_violations],
+    ['cancelled: orders / outbox / in kafka / processed / shipments', `${r.cancelled.orders} / ${r.cancelled.outbox} / ${r.cancelled.distinct_ids} / ${r.cancelled.processed} / ${r.cancelled.shipments}`],
+    ['rolled-back transactions (never sent)', r.rolled_back_transactions],
+    ['relay kills / consumer kills', `${r.relay_kills} / ${r.consumer_kills}`],
+    ['seconds', r.seconds],
+    ['result', r.passed ? 'PASS' : 'FAIL'],
+  ];
+  return rows.map(([k, v]) => `  ${k.padEnd(62)} ${v}`).join('\n');
+}
