@@ -100,6 +100,10 @@ export interface NativeKafkaOptions {
   libDir: string;
   version: string;
   settings?: Record<string, string>;
+  /** Extra listeners, name -> security protocol (e.g. { SASL_SSL: 'SASL_SSL' }): each gets a free 127.0.0.1 port. */
+  extraListeners?: Record<string, string>;
+  /** Extra arguments for `kafka-storage format` (e.g. --add-scram ...). */
+  formatArgs?: string[];
   readyTimeoutMs: number;
   log: (line: string) => void;
 }
@@ -115,6 +119,8 @@ export class NativeKafka implements ServerControl {
   private guard: Guard | undefined;
   port = 0;
   controllerPort = 0;
+  /** Port of each extra listener (NativeKafkaOptions.extraListeners). */
+  extraPorts: Record<string, number> = {};
 
   private constructor(
     readonly root: string,
@@ -132,6 +138,11 @@ export class NativeKafka implements ServerControl {
 
   get brokers(): string[] {
     return [`127.0.0.1:${this.port}`];
+  }
+
+  /** Brokers of each extra listener. */
+  get listenerBrokers(): Record<string, string[]> {
+    return Object.fromEntries(Object.entries(this.extraPorts).map(([name, port]) => [name, [`127.0.0.1:${port}`]]));
   }
 
   static async start(opts: NativeKafkaOptions): Promise<NativeKafka> {
@@ -171,6 +182,12 @@ export class NativeKafka implements ServerControl {
       this.port = await freePort();
       this.controllerPort = await freePort();
       while (this.controllerPort === this.port) this.controllerPort = await freePort();
+      this.extraPorts = {};
+      for (const name of Object.keys(this.opts.extraListeners ?? {})) {
+        let port = await freePort();
+        while ([this.port, this.controllerPort, ...Object.values(this.extraPorts)].includes(port)) port = await freePort();
+        this.extraPorts[name] = port;
+      }
       await rm(this.dataDir, { recursive: true, force: true });
       await this.writeProps();
       await this.format();
@@ -191,13 +208,15 @@ export class NativeKafka implements ServerControl {
   }
 
   private async writeProps(): Promise<void> {
+    const extra = Object.entries(this.opts.extraListeners ?? {});
+    const extraListeners = extra.map(([name]) => `,${name}://127.0.0.1:${this.extraPorts[name]}`).join('');
     const props: Record<string, string> = {
       'process.roles': 'broker,controller',
       'node.id': '1',
       'controller.quorum.voters': `1@127.0.0.1:${this.controllerPort}`,
-      listeners: `PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}`,
-      'advertised.listeners': `PLAINTEXT://127.0.0.1:${this.port}`,
-      'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      listeners: `PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}${extraListeners}`,
+      'advertised.listeners': `PLAINTEXT://127.0.0.1:${this.port}${extraListeners}`,
+      'listener.security.protocol.map': `PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${extra.map(([name, protocol]) => `,${name}:${protocol}`).join('')}`,
       'controller.listener.names': 'CONTROLLER',
       'inter.broker.listener.name': 'PLAINTEXT',
       'log.dirs': this.dataDir,
@@ -247,6 +266,7 @@ export class NativeKafka implements ServerControl {
         randomClusterId(),
         '-c',
         this.propsFile,
+        ...(this.opts.formatArgs ?? []),
       ],
       { cwd: this.root, timeoutMs: 120_000 },
     );

@@ -28,6 +28,9 @@ export async function startStack(options: StartStackOptions = {}): Promise<Stack
     containerRuntimeAvailable(options.runtimeProbeTimeoutMs ?? DEFAULT_RUNTIME_PROBE_TIMEOUT_MS),
   );
   log(`stack provider: ${provider}${requested === 'auto' ? ' (auto)' : ''}`);
+  if (provider !== 'native' && (options.kafkaExtraListeners !== undefined || options.kafkaFormatArgs !== undefined)) {
+    throw new Error(`kafkaExtraListeners and kafkaFormatArgs need the native provider (got ${provider})`);
+  }
 
   switch (provider) {
     case 'external':
@@ -63,7 +66,16 @@ async function startNativeStack(
 
   const [pgResult, kafkaResult] = await Promise.allSettled([
     NativePostgres.start({ binDir, settings: options.postgresSettings, readyTimeoutMs, log }),
-    NativeKafka.start({ javaBin, libDir: jars.libDir, version: jars.version, settings: options.kafkaSettings, readyTimeoutMs, log }),
+    NativeKafka.start({
+      javaBin,
+      libDir: jars.libDir,
+      version: jars.version,
+      settings: options.kafkaSettings,
+      extraListeners: options.kafkaExtraListeners,
+      formatArgs: options.kafkaFormatArgs,
+      readyTimeoutMs,
+      log,
+    }),
   ]);
   if (pgResult.status === 'rejected' || kafkaResult.status === 'rejected') {
     await Promise.allSettled([
@@ -88,6 +100,7 @@ async function startNativeStack(
     postgres,
     kafka,
     workDirs: [postgres.root, kafka.root],
+    ...(options.kafkaExtraListeners ? { kafkaListeners: kafka.listenerBrokers } : {}),
     stop: () =>
       (stopped ??= (async () => {
         const results = await Promise.allSettled([kafka.destroy(), postgres.destroy()]);

@@ -35,6 +35,8 @@ export interface StackHandle extends StackConnection {
   kafka: ServerControl;
   /** Temp dirs owned by this stack (native only); all removed by stop(). */
   workDirs: string[];
+  /** Native only: brokers of each extra Kafka listener (StartStackOptions.kafkaExtraListeners). */
+  kafkaListeners?: Record<string, string[]>;
   /** Stops both servers, leaves no process behind, removes temp dirs. Idempotent. */
   stop(): Promise<void>;
 }
@@ -51,6 +53,16 @@ export interface StartStackOptions {
   postgresSettings?: Record<string, string>;
   /** Extra server.properties settings (native) / KAFKA_* env (testcontainers). */
   kafkaSettings?: Record<string, string>;
+  /**
+   * Native only: extra Kafka listeners, name -> security protocol, e.g.
+   * { SASL_SSL: 'SASL_SSL' }. Each gets a free 127.0.0.1 port and is added to
+   * listeners, advertised.listeners and listener.security.protocol.map;
+   * configure it through kafkaSettings (listener.name.<name in lower case>.*).
+   * Their addresses are in StackHandle.kafkaListeners.
+   */
+  kafkaExtraListeners?: Record<string, string>;
+  /** Native only: extra `kafka-storage format` arguments, e.g. ['--add-scram', 'SCRAM-SHA-256=[name=u,password=p]']. */
+  kafkaFormatArgs?: string[];
   /** Progress lines; default: silent. */
   log?: (line: string) => void;
   /** External servers; default from OUTBOX_TAIL_TEST_DATABASE_URL / OUTBOX_TAIL_TEST_BROKERS. */
