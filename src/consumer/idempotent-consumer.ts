@@ -541,8 +541,8 @@ class IdempotentConsumerImpl<P> implements IdempotentConsumer {
     let outcome: TxOutcome<P>;
     let destroy = false;
     try {
-      const inserted = await this.pool.query<{ message_id: string }>(this.insertSql, [this.groupId, events.map((e) => e.id)]); // BROKEN: own autocommit tx
       await client.query('begin');
+      const inserted = await client.query<{ message_id: string }>(this.insertSql, [this.groupId, events.map((e) => e.id)]);
       const fresh = new Set(inserted.rows.map((r) => r.message_id));
       let applied = 0;
       let duplicates = 0;
