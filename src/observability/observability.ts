@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { packageRoot } from '../admin/package-root.js';
 import type { RelayConfig } from '../config/config-schema.js';
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import type { RelayStats } from '../relay/relay-stats.js';
 import { KafkaSink, kafkaSinkOptions } from '../sink/kafka-sink.js';
 import type { Sink } from '../sink/sink.js';
@@ -80,12 +79,13 @@ export class RelayObservability {
     try {
       this.serverOrNull = await startMetricsServer({ listen: this.config.metricsListen, registry: this.registry, health: () => this.health() });
     } catch (error) {
-      await this.stop();
-      throw new OutboxTailError('CONFIG_INVALID', `cannot serve metrics on --metrics-listen ${this.config.metricsListen}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-        hint: 'pick a free local address and port (OUTBOX_TAIL_METRICS_LISTEN), or --metrics-listen off',
-        exitCode: EXIT.CONFIG,
-        cause: error,
-      });
+      // Relaying matters more than metrics: keep going, say so loudly. A
+      // scraper sees the target down and a container HEALTHCHECK fails.
+      this.log.error(
+        { event: 'metrics-unavailable', code: 'METRICS_LISTEN_FAILED', address: this.config.metricsListen, err: (error as NodeJS.ErrnoException).code ?? (error as Error).message },
+        `cannot serve metrics on --metrics-listen ${this.config.metricsListen}; relaying without /metrics, /healthz and /readyz (pick a free address, e.g. 127.0.0.1:0 for a random port, or off)`,
+      );
+      return;
     }
     this.log.info({ event: 'metrics-listening', address: this.serverOrNull.address }, `metrics on http://${this.serverOrNull.address}/metrics, health on /healthz and /readyz`);
     if (!isLoopback(host)) {
