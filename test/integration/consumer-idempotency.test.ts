@@ -119,6 +119,11 @@ function consumer(options: Omit<IdempotentConsumerOptions, 'brokers' | 'database
   return c;
 }
 
+/** The consumer's run() outcome, or a rejection when it has not ended within `ms`. */
+function ended(c: IdempotentConsumer, ms = 30_000): Promise<void> {
+  return Promise.race([c.run(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`consumer ${c.groupId} still running after ${ms} ms`)), ms))]);
+}
+
 const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
 
 // ---- tests -----------------------------------------------------------------
@@ -154,7 +159,7 @@ describe('idempotent consumer', () => {
     await produce(topic, [{ id: a }, { id: x }, { id: b }]);
 
     const failing = consumer({ groupId, topics: [topic], maxAttempts: 3, onFailure: 'stop', handler: recordEffect(groupId, (id) => id === x) });
-    const outcome = await failing.run().then(
+    const outcome = await ended(failing).then(
       () => null,
       (error: unknown) => error as Error,
     );
@@ -179,7 +184,7 @@ describe('idempotent consumer', () => {
     await produce(topic, [{ id: x }]);
 
     const failing = consumer({ groupId, topics: [topic], maxAttempts: 2, onFailure: 'stop', handler: recordEffect(groupId, () => true) });
-    await expect(failing.run()).rejects.toThrow(x);
+    await expect(ended(failing)).rejects.toThrow(x);
     // Neither the effect nor the processed id survived the failed attempts.
     expect(await processedIds(groupId)).toEqual([]);
     expect(await effectsById(groupId)).toEqual({});
@@ -330,7 +335,7 @@ describe('idempotent consumer, batch mode', () => {
     const x = all[5]!;
     await produce(topic, all.map((id) => ({ id })));
     const failing = consumer({ groupId, topics: [topic], batch: { maxRecords: 10 }, maxAttempts: 2, onFailure: 'stop', handler: recordEffect(groupId, (id) => id === x) });
-    await expect(failing.run()).rejects.toThrow(x);
+    await expect(ended(failing)).rejects.toThrow(x);
     // The batch transaction failed and rolled back; its records were then applied one by one up to x.
     expect(await committed(groupId, topic)).toBe(5);
     expect(await effectsById(groupId)).toEqual(Object.fromEntries(all.slice(0, 5).map((id) => [id, 1])));

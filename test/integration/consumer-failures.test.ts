@@ -1,0 +1,192 @@
+/**
+ * The idempotent consumer's failure policy against real Kafka and Postgres:
+ * dead-letter after maxAttempts, poison records (no `id` header, value not
+ * JSON) under both policies. A record is never skipped silently: it is either
+ * applied, dead-lettered with a reason, or its offset stays uncommitted and the
+ * consumer stops.
+ */
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
+import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
+import { readTopic } from '../support/kafka.js';
+import { getStack } from '../support/stack.js';
+
+const stack = getStack();
+const kafka = new Kafka({ brokers: stack.brokers, clientId: 'consumer-failures-test', logLevel: logLevel.NOTHING });
+let db: TestDatabase;
+let pool: pg.Pool;
+let admin: Admin;
+let producer: Producer;
+const consumers: IdempotentConsumer[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase(stack);
+  pool = new pg.Pool({ connectionString: db.url, max: 8 });
+  await pool.query('create table effects (n bigserial primary key, consumer_group text not null, message_id text not null)');
+  admin = kafka.admin();
+  await admin.connect();
+  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+  await producer.connect();
+});
+afterEach(async () => {
+  await Promise.all(consumers.splice(0).map((c) => c.stop()));
+});
+afterAll(async () => {
+  await producer?.disconnect();
+  await admin?.disconnect();
+  await pool?.end();
+  await db?.drop();
+});
+
+// ---- helpers (same shapes as consumer-idempotency.test.ts) ------------------
+
+interface OutboxRecord {
+  id: string | null;
+  key?: string;
+  /** Raw value text; default a JSON object. */
+  value?: string;
+}
+
+function relayRecord(r: OutboxRecord) {
+  const headers: Record<string, string> = { event_type: 'OrderPlaced', aggregate_type: 'order', aggregate_id: r.key ?? 'order-1', commit_lsn: '0/1925E80' };
+  if (r.id !== null) headers.id = r.id;
+  return { key: r.key ?? 'order-1', value: r.value ?? JSON.stringify({ secret: 'card-4242' }), headers };
+}
+
+async function newTopic(prefix: string): Promise<string> {
+  const topic = uniqueName(prefix);
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  return topic;
+}
+
+async function produce(topic: string, records: OutboxRecord[]): Promise<void> {
+  await producer.send({ topic, acks: -1, messages: records.map(relayRecord) });
+}
+
+async function committed(groupId: string, topic: string): Promise<number> {
+  const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  return Number(t!.partitions.find((p) => p.partition === 0)!.offset);
+}
+
+async function effectsById(groupId: string): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ message_id: string; n: string }>('select message_id, count(*) as n from effects where consumer_group = $1 group by message_id', [groupId]);
+  return Object.fromEntries(rows.map((r) => [r.message_id, Number(r.n)]));
+}
+
+async function processedIds(groupId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ message_id: string }>('select message_id from processed_messages where consumer_group = $1 order by message_id', [groupId]);
+  return rows.map((r) => r.message_id);
+}
+
+async function waitFor(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function ended(c: IdempotentConsumer, ms = 30_000): Promise<void> {
+  return Promise.race([c.run(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`consumer ${c.groupId} still running after ${ms} ms`)), ms))]);
+}
+
+function recordEffect(groupId: string, fail?: (id: string) => boolean): IdempotentConsumerOptions['handler'] {
+  return async (tx, event) => {
+    await tx.query('insert into effects (consumer_group, message_id) values ($1, $2)', [groupId, event.id]);
+    if (fail?.(event.id)) throw new Error(`handler refuses ${event.id}`);
+  };
+}
+
+function consumer(options: Omit<IdempotentConsumerOptions, 'brokers' | 'database'>): IdempotentConsumer {
+  const c = createIdempotentConsumer({ brokers: stack.brokers, database: pool, backoff: { initialMs: 20, maxMs: 100 }, consumer: { maxWaitTimeInMs: 100 }, ...options });
+  consumers.push(c);
+  return c;
+}
+
+const json = (v: string | null) => JSON.parse(v ?? 'null') as Record<string, unknown>;
+
+// ---- tests -----------------------------------------------------------------
+
+describe('dead-letter policy', () => {
+  it('dead-letters a record after maxAttempts handler failures, marks its id processed and moves on', async () => {
+    const topic = await newTopic('dl');
+    const dlq = await newTopic('dl_dlq');
+    const groupId = uniqueName('g_dl');
+    const [a, x, b] = [randomUUID(), randomUUID(), randomUUID()];
+    await produce(topic, [{ id: a }, { id: x, key: 'order-9' }, { id: b }]);
+    const c = consumer({ groupId, topics: [topic], maxAttempts: 3, onFailure: 'dead-letter', deadLetterTopic: dlq, handler: recordEffect(groupId, (id) => id === x) });
+    await c.start();
+    await waitFor('3 offsets committed', async () => (await committed(groupId, topic)) === 3);
+    expect(c.stats).toMatchObject({ processed: 2, handlerFailures: 3, deadLettered: 1 });
+    expect(await effectsById(groupId)).toEqual({ [a]: 1, [b]: 1 });
+    expect(await processedIds(groupId)).toEqual([a, b, x].sort());
+
+    const [letter] = await readTopic(stack, dlq, 1);
+    expect(letter!.key).toBe('order-9');
+    expect(letter!.headers).toMatchObject({ id: x, original_topic: topic, original_partition: '0', original_offset: '1', consumer_group: groupId });
+    const body = json(letter!.value);
+    expect(body).toMatchObject({ id: x, original_topic: topic, original_partition: 0, original_offset: '1', attempts: 3, consumer_group: groupId, event_type: 'OrderPlaced' });
+    expect(body.error).toContain(`handler refuses ${x}`);
+    // A pointer, never the payload.
+    expect(letter!.value).not.toContain('card-4242');
+
+    // A later replay of x is a duplicate: skipped, not dead-lettered again.
+    await produce(topic, [{ id: x, key: 'order-9' }]);
+    await waitFor('4 offsets committed', async () => (await committed(groupId, topic)) === 4);
+    expect(c.stats).toMatchObject({ duplicatesSkipped: 1, deadLettered: 1, handlerFailures: 3 });
+  });
+
+  it('dead-letters a record without an id header (poison) with the reason, and applies the others', async () => {
+    const topic = await newTopic('poisondl');
+    const dlq = await newTopic('poisondl_dlq');
+    const groupId = uniqueName('g_poisondl');
+    const [a, b] = [randomUUID(), randomUUID()];
+    await produce(topic, [{ id: a }, { id: null, key: 'order-7' }, { id: b }]);
+    const c = consumer({ groupId, topics: [topic], onFailure: 'dead-letter', deadLetterTopic: dlq, handler: recordEffect(groupId) });
+    await c.start();
+    await waitFor('3 offsets committed', async () => (await committed(groupId, topic)) === 3);
+    expect(c.stats).toMatchObject({ processed: 2, poisonRecords: 1, deadLettered: 1, handlerFailures: 0 });
+    expect(await effectsById(groupId)).toEqual({ [a]: 1, [b]: 1 });
+    const [letter] = await readTopic(stack, dlq, 1);
+    expect(letter!.headers.id).toBeUndefined();
+    expect(letter!.headers).toMatchObject({ original_topic: topic, original_offset: '1' });
+    const body = json(letter!.value);
+    expect(body).toMatchObject({ id: null, original_offset: '1', attempts: 1 });
+    expect(body.error).toMatch(/poison: record has no "id" header/);
+  });
+});
+
+describe('stop policy', () => {
+  it('stops on a record without an id header (poison) with a clear error and does not commit its offset', async () => {
+    const topic = await newTopic('poison');
+    const groupId = uniqueName('g_poison');
+    const [a, b] = [randomUUID(), randomUUID()];
+    await produce(topic, [{ id: a }, { id: null }, { id: b }]);
+    const c = consumer({ groupId, topics: [topic], onFailure: 'stop', handler: recordEffect(groupId) });
+    const error = await ended(c).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(OutboxTailError);
+    expect((error as OutboxTailError).code).toBe('MALFORMED_ROW');
+    expect((error as OutboxTailError).message).toMatch(new RegExp(`poison record at ${topic}/0@1: record has no "id" header`));
+    expect(c.stats).toMatchObject({ processed: 1, poisonRecords: 1, deadLettered: 0, state: 'failed' });
+    expect(await committed(groupId, topic)).toBe(1);
+    expect(await effectsById(groupId)).toEqual({ [a]: 1 });
+  });
+
+  it('stops on a record whose value is not JSON, naming its outbox id', async () => {
+    const topic = await newTopic('notjson');
+    const groupId = uniqueName('g_notjson');
+    const x = randomUUID();
+    await produce(topic, [{ id: x, value: '{"truncated": ' }]);
+    const c = consumer({ groupId, topics: [topic], handler: recordEffect(groupId) });
+    await expect(ended(c)).rejects.toThrow(new RegExp(`value of outbox id ${x} is not JSON`));
+    expect(await committed(groupId, topic)).toBe(-1);
+    expect(await processedIds(groupId)).toEqual([]);
+  });
+});
