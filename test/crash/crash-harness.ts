@@ -161,6 +161,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     const rate = options.orders / (killWindowMs / 1000);
     let nextId = 1;
     let written = 0;
+    let inFlight = 0;
     let writerError: unknown = null;
     const writeOne = async (client: pg.Client, id: number) => {
       await createOrder(client, id);
@@ -180,11 +181,17 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         await client.connect();
         try {
           while (nextId <= options.orders) {
-            if (gate) await gate;
             const id = nextId++;
             const due = started + (id / rate) * 1000;
             if (due > Date.now()) await sleep(due - Date.now());
-            await writeOne(client, id);
+            // A straddle needs a quiet WAL: no write may start while the gate is closed.
+            while (gate) await gate;
+            inFlight++;
+            try {
+              await writeOne(client, id);
+            } finally {
+              inFlight--;
+            }
             written++;
           }
         } finally {
@@ -229,7 +236,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       if (options.straddle) {
         let release!: () => void;
         gate = new Promise((resolve) => (release = resolve));
-        await sleep(50); // let in-flight writes finish
+        while (inFlight > 0) await sleep(5);
         const t2 = new pg.Client({ connectionString: db.url });
         await t2.connect();
         const t2Id = 20_000_000 + k;
@@ -269,6 +276,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
 
     // --- let everything settle ----------------------------------------------------
     const committedEvents = await count('select count(*) as n from outbox');
+    const createdEvents = await count(`select count(*) as n from outbox where event_type = 'OrderCreated'`);
     const deadline = Date.now() + 120_000;
     let lastChange = Date.now();
     let lastSeen = '';
@@ -281,9 +289,13 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         lastChange = Date.now();
       }
       const complete =
-        writerMode === 'outbox' && collector.distinctIds().size >= committedEvents && (consumerMode !== 'idempotent' || processed >= committedEvents);
-      // Incomplete and quiet for 15 s (longer than a consumer group rebalance after a kill): it will not complete.
-      if ((complete && Date.now() - lastChange > 500) || Date.now() - lastChange > 15_000 || Date.now() > deadline) break;
+        writerMode === 'outbox' &&
+        collector.distinctIds().size >= committedEvents &&
+        (consumerMode !== 'idempotent' || processed >= committedEvents) &&
+        (consumerMode !== 'naive' || shipments >= createdEvents);
+      // Incomplete and quiet for longer than a consumer group rebalance after a kill: it will not complete.
+      const quietLimit = consumerMode === 'none' ? 3_000 : 15_000;
+      if ((complete && Date.now() - lastChange > 500) || Date.now() - lastChange > quietLimit || Date.now() > deadline) break;
       await sleep(200);
     }
     await relay?.kill('SIGTERM');
