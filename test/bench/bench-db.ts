@@ -1,0 +1,153 @@
+/**
+ * Database side of the benchmark: a throw-away database with the migrations
+ * applied, the polling baseline's table, backlog generators and slot helpers.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { migrate } from '../../src/admin/migrator.js';
+import { Lsn } from '../../src/replication/lsn.js';
+
+export const POLLING_TABLE = 'bench_polling_outbox';
+
+/**
+ * ~300 bytes of jsonb text per row (measured: 294-301 bytes as PostgreSQL
+ * prints it), shaped like an order event. `g` is the row number.
+ */
+export const PAYLOAD_SQL = `jsonb_build_object(
+  'orderId', g, 'customer', 'customer-' || (g % 97), 'amountCents', 100 + (g * 7919) % 90000,
+  'lines', jsonb_build_array(jsonb_build_object('sku', 'sku-' || (g % 13), 'qty', 1 + g % 3)),
+  'note', repeat('x', 182))`;
+
+const SETUP_SQL = `
+create table if not exists ${POLLING_TABLE} (
+  seq            bigserial   primary key,
+  id             uuid        not null default gen_random_uuid(),
+  aggregate_type text        not null,
+  aggregate_id   text        not null,
+  event_type     text        not null,
+  payload        jsonb       not null,
+  headers        jsonb,
+  created_at     timestamptz not null default now(),
+  sent_at        timestamptz
+);
+create index if not exists ${POLLING_TABLE}_unsent on ${POLLING_TABLE} (seq) where sent_at is null;
+
+-- p_rows rows of ~300-byte payload into p_table, committed every p_per_txn rows.
+create or replace procedure bench_backlog(p_table text, p_type text, p_rows int, p_per_txn int)
+language plpgsql as $$
+declare
+  i int := 0;
+begin
+  while i < p_rows loop
+    execute format(
+      'insert into %s (aggregate_type, aggregate_id, event_type, payload)
+       select $1, (g %% 10000)::text, ''OrderCreated'', ${PAYLOAD_SQL.replace(/%/g, '%%').replace(/'/g, "''")}
+         from generate_series($2::int, $3::int) g', p_table)
+      using p_type, i + 1, least(i + p_per_txn, p_rows);
+    commit;
+    i := i + p_per_txn;
+  end loop;
+end $$;
+`;
+
+export interface BenchDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** CREATE DATABASE outbox_tail_bench_<random>, migrations applied with the relay's own migrator. */
+export async function createBenchDatabase(adminUrl: string): Promise<BenchDatabase> {
+  const name = `outbox_tail_bench_${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  await withClient(adminUrl, (c) => c.query(`create database ${name}`));
+  const url = withDatabase(adminUrl, name);
+  const drop = async () => {
+    await withClient(adminUrl, async (c) => {
+      for (let attempt = 0; ; attempt++) {
+        const slots = await c.query<{ slot_name: string; active_pid: number | null }>('select slot_name, active_pid from pg_replication_slots where database = $1', [name]);
+        if (slots.rows.length === 0) break;
+        for (const s of slots.rows) if (s.active_pid !== null) await c.query('select pg_terminate_backend($1)', [s.active_pid]);
+        try {
+          for (const s of slots.rows) await c.query('select pg_drop_replication_slot($1)', [s.slot_name]);
+        } catch (error) {
+          if (attempt >= 50) throw error;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      await c.query(`drop database if exists ${name} with (force)`);
+    });
+  };
+  try {
+    await withClient(url, async (c) => {
+      await migrate(c);
+      await c.query(SETUP_SQL);
+    });
+  } catch (error) {
+    await drop().catch(() => undefined);
+    throw error;
+  }
+  return { url, name, drop };
+}
+
+/**
+ * Inserts `rows` rows of aggregate type `type` into `table`, one transaction
+ * per `perTxn` rows (a server-side procedure, so the backlog is built fast).
+ */
+export async function insertBacklog(url: string, table: string, type: string, rows: number, perTxn: number): Promise<void> {
+  await withClient(url, async (c) => {
+    await c.query('set synchronous_commit = off');
+    await c.query('call bench_backlog($1, $2, $3, $4)', [table, type, rows, perTxn]);
+  });
+}
+
+export async function createSlot(url: string, slot: string): Promise<void> {
+  await withClient(url, (c) => c.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]));
+}
+
+export async function dropSlot(url: string, slot: string): Promise<void> {
+  await withClient(url, async (c) => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const { rows } = await c.query<{ active_pid: number | null }>('select active_pid from pg_replication_slots where slot_name = $1', [slot]);
+      if (rows.length === 0) return;
+      if (rows[0]!.active_pid !== null) {
+        await c.query('select pg_terminate_backend($1)', [rows[0]!.active_pid]);
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      try {
+        await c.query('select pg_drop_replication_slot($1)', [slot]);
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  });
+}
+
+export async function currentWalLsn(client: pg.ClientBase): Promise<Lsn> {
+  const { rows } = await client.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
+  return Lsn.parse(rows[0]!.lsn);
+}
+
+export async function confirmedFlushLsn(client: pg.ClientBase, slot: string): Promise<Lsn> {
+  const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot]);
+  if (!rows[0]?.lsn) throw new Error(`slot ${slot} not found`);
+  return Lsn.parse(rows[0].lsn);
+}

@@ -1,0 +1,167 @@
+/**
+ * Child processes of the benchmark: the real relay (bin/outbox-tail.js), the
+ * null-sink relay and the bench's own helpers (Kafka limit, polling
+ * publisher), each with its peak RSS read from /proc (VmHWM).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const RELAY_BIN = `${ROOT}bin/outbox-tail.js`;
+
+export interface LogLine {
+  level?: number | string;
+  msg?: string;
+  event?: string;
+  [key: string]: unknown;
+}
+
+export interface BenchProcess {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  startedAt: number;
+  logs: LogLine[];
+  stderr(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  /** Peak resident set size so far (VmHWM), in MB; the last value read once the process is gone. */
+  peakRssMb(): number;
+  /** CPU time (user + system) used so far, in seconds; the last value read once the process is gone. */
+  cpuSeconds(): number;
+  /** SIGTERM (graceful drain), then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface SpawnOptions {
+  name: string;
+  /** Node flags before the script, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/p']. */
+  nodeArgs?: string[];
+  script: string;
+  args?: string[];
+  env: Record<string, string>;
+}
+
+/** Spawns `node [nodeArgs] script [args]`; stdout is parsed as JSON lines (pino or the helpers' own). */
+export function spawnNode(options: SpawnOptions): BenchProcess {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script, ...(options.args ?? [])], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const startedAt = performance.now();
+  const pid = child.pid!;
+  const logs: LogLine[] = [];
+  let stderr = '';
+  let buffered = '';
+  const waiters: Array<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }> = [];
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const text = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      let line: LogLine;
+      try {
+        line = JSON.parse(text) as LogLine;
+      } catch {
+        line = { msg: text };
+      }
+      logs.push(line);
+      for (const w of [...waiters]) {
+        if (w.predicate(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (stderr.length > 100_000) stderr = stderr.slice(-50_000);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let peak = 0;
+  const readPeak = () => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+    } catch {
+      /* gone: keep the last value */
+    }
+    return peak;
+  };
+  let cpu = 0;
+  const readCpu = () => {
+    try {
+      // Fields after the parenthesised command name: utime and stime are the 12th and 13th (clock ticks, 100/s on Linux).
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      cpu = (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      /* gone */
+    }
+    return cpu;
+  };
+  // VmHWM is a high-water mark, so sparse reads suffice; the last read before exit keeps it.
+  const sampler = setInterval(() => {
+    readPeak();
+    readCpu();
+  }, 250);
+  void exited.then(() => clearInterval(sampler));
+  const tail = () => `last lines:\n${logs.slice(-8).map((l) => JSON.stringify(l)).join('\n')}\nstderr: ${stderr.slice(-2000)}`;
+  return {
+    name: options.name,
+    child,
+    pid,
+    startedAt,
+    logs,
+    stderr: () => stderr,
+    exited,
+    waitForLog(predicate, timeoutMs = 60_000) {
+      const found = logs.find(predicate);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${options.name}: expected log line not seen within ${timeoutMs} ms; ${tail()}`)), timeoutMs);
+        void exited.then(({ code, signal }) => {
+          clearTimeout(timer);
+          reject(new Error(`${options.name} exited (code ${code}, signal ${signal}) before the expected log line; ${tail()}`));
+        });
+        waiters.push({
+          predicate,
+          resolve: (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          },
+        });
+      });
+    },
+    peakRssMb: readPeak,
+    cpuSeconds: readCpu,
+    async stop(graceMs = 20_000) {
+      readPeak();
+      readCpu();
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Environment for a relay process: configured through OUTBOX_TAIL_* like a container. */
+export function relayEnv(options: { databaseUrl: string; brokers: string[]; slot: string; extra?: Record<string, string> }): Record<string, string> {
+  return {
+    OUTBOX_TAIL_SLOT: options.slot,
+    OUTBOX_TAIL_DATABASE_URL: options.databaseUrl,
+    OUTBOX_TAIL_BROKERS: options.brokers.join(','),
+    // Confirm every 100 ms so "confirmed_flush_lsn reached the end" is seen promptly.
+    OUTBOX_TAIL_STATUS_INTERVAL_MS: '100',
+    OUTBOX_TAIL_METRICS_LISTEN: '127.0.0.1:0',
+    OUTBOX_TAIL_LOG_LEVEL: 'info',
+    ...options.extra,
+  };
+}
+
+export const isStreaming = (l: LogLine) => l.event === 'streaming';

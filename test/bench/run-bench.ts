@@ -1,0 +1,574 @@
+/**
+ * outbox-tail benchmark (issue 6): throughput, latency and memory of the real
+ * relay process, side by side with the physical limits measured in the same
+ * run (decode with a null sink, Kafka alone) and the polling-publisher
+ * baseline. See test/bench/PERFORMANCE.md.
+ *
+ *   npm run bench -- [--events 200000] [--json] [--quick]
+ *
+ * Progress goes to stderr; without --json stdout gets a table, with --json
+ * the last line of stdout is one JSON object.
+ */
+import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Admin, Kafka } from 'kafkajs';
+import pg from 'pg';
+import { Lsn } from '../../src/replication/lsn.js';
+import { startStack, type StackHandle } from '../../src/stack/index.js';
+import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, withClient, type BenchDatabase } from './bench-db.js';
+import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
+import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
+import { nowMs, runWriter, type WriterResult } from './writer.js';
+
+// ---------------------------------------------------------------- options
+
+const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const { values: flags } = parseArgs({
+  options: {
+    events: { type: 'string' },
+    'big-rows': { type: 'string' },
+    rates: { type: 'string' },
+    'steady-seconds': { type: 'string' },
+    'warmup-seconds': { type: 'string' },
+    partitions: { type: 'string' },
+    scenarios: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+    'database-url': { type: 'string' },
+    brokers: { type: 'string' },
+    'relay-env': { type: 'string', multiple: true },
+    'node-args': { type: 'string' },
+    profile: { type: 'string' },
+    'poll-interval-ms': { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (flags.help) {
+  process.stdout.write(`npm run bench -- [options]
+
+  --events N            catch-up backlog size (default 200000; --quick 20000)
+  --big-rows N          rows of the big transaction (default 100000; --quick 20000)
+  --rates A,B           steady writer rates per second (default 2000,5000)
+  --steady-seconds S    measured seconds per steady rate (default 30; --quick 5)
+  --warmup-seconds S    seconds written before measuring, per steady run (default 2; --quick 1)
+  --partitions P        partitions of every bench topic (default 3)
+  --scenarios LIST      subset of ${SCENARIOS.join(',')}
+  --json                last stdout line = one JSON object
+  --quick               small sizes: a smoke run (~1-2 min)
+  --database-url URL    use this PostgreSQL (superuser, wal_level=logical) instead of a local stack
+  --brokers H:P,...     use these Kafka brokers instead of a local stack
+  --relay-env K=V       extra OUTBOX_TAIL_* setting for every relay process (repeatable)
+  --node-args "..."     extra node flags for every relay process (e.g. --max-semi-space-size=8)
+  --profile DIR         run the relay processes with --cpu-prof into DIR
+  --poll-interval-ms N  polling baseline's sleep when nothing is unsent (default 10)
+`);
+  process.exit(0);
+}
+
+const quick = flags.quick;
+const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v));
+const opts = {
+  events: num(flags.events, quick ? 20_000 : 200_000),
+  bigRows: num(flags['big-rows'], quick ? 20_000 : 100_000),
+  rates: (flags.rates ?? '2000,5000').split(',').map(Number),
+  steadySeconds: num(flags['steady-seconds'], quick ? 5 : 30),
+  warmupSeconds: num(flags['warmup-seconds'], quick ? 1 : 2),
+  partitions: num(flags.partitions, 3),
+  scenarios: new Set<Scenario>((flags.scenarios?.split(',') as Scenario[] | undefined) ?? SCENARIOS),
+  pollIntervalMs: num(flags['poll-interval-ms'], 10),
+  relayEnv: Object.fromEntries((flags['relay-env'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<string, string>,
+  nodeArgs: flags['node-args']?.split(/\s+/).filter(Boolean) ?? [],
+  profileDir: flags.profile,
+};
+for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; use ${SCENARIOS.join(',')}`);
+for (const [k, v] of [['events', opts.events], ['big-rows', opts.bigRows], ['steady-seconds', opts.steadySeconds], ['partitions', opts.partitions]] as const) {
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
+}
+// The relay's defaults, also used by the Kafka limit and the polling baseline.
+const BATCH_MAX_MESSAGES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_MESSAGES ?? 5000);
+const BATCH_MAX_BYTES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_BYTES ?? 900_000);
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+// ---------------------------------------------------------------- context
+
+interface Ctx {
+  db: BenchDatabase;
+  brokers: string[];
+  kafka: Kafka;
+  admin: Admin;
+  pg: pg.Client;
+  runId: string;
+}
+
+function relayNodeArgs(name: string): string[] {
+  const out = [...opts.nodeArgs];
+  if (opts.profileDir) {
+    // One folder per process: a process with a loader thread (tsx) writes one profile per thread.
+    const dir = `${opts.profileDir}/${name}-${Date.now().toString(36)}`;
+    mkdirSync(dir, { recursive: true });
+    out.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
+  }
+  return out;
+}
+
+function spawnRelay(ctx: Ctx, name: string, slot: string, kind: 'relay' | 'null-sink'): BenchProcess {
+  const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, extra: opts.relayEnv });
+  if (kind === 'relay') return spawnNode({ name, nodeArgs: relayNodeArgs(name), script: RELAY_BIN, env });
+  return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}test/bench/null-sink-relay.ts`, env });
+}
+
+/** Polls (50 ms) until the topic holds `records` records (if given) and the slot confirmed `endLsn`. Returns the time both held. */
+async function waitDone(ctx: Ctx, what: string, target: { topic?: string; records?: number; slot?: string; endLsn?: Lsn; timeoutMs: number; proc?: BenchProcess }): Promise<{ doneAt: number; records: number }> {
+  const deadline = Date.now() + target.timeoutMs;
+  let records = 0;
+  let kafkaDone = target.topic === undefined;
+  let confirmDone = target.slot === undefined;
+  let exited = false;
+  void target.proc?.exited.then(() => (exited = true));
+  let lastReport = Date.now();
+  for (;;) {
+    if (!kafkaDone) {
+      records = await recordCount(ctx.admin, target.topic!);
+      kafkaDone = records >= target.records!;
+    }
+    if (!confirmDone) confirmDone = (await confirmedFlushLsn(ctx.pg, target.slot!)) >= target.endLsn!;
+    if (kafkaDone && confirmDone) return { doneAt: nowMs(), records };
+    if (exited) throw new Error(`${what}: ${target.proc!.name} exited before it finished; stderr: ${target.proc!.stderr().slice(-2000)}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not done within ${target.timeoutMs} ms (records ${records}/${target.records ?? '-'}, confirmed ${confirmDone})`);
+    if (Date.now() - lastReport > 5_000) {
+      lastReport = Date.now();
+      log(`  ${what}: ${target.topic ? `${records}/${target.records} records in Kafka` : ''}${confirmDone ? ', confirmed' : ''}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Wall-clock ms of a relay log line (pino's ISO `time`). */
+function logTime(line: LogLine): number {
+  const t = typeof line.time === 'number' ? line.time : Date.parse(String(line.time));
+  if (!Number.isFinite(t)) throw new Error(`log line without a time: ${JSON.stringify(line)}`);
+  return t;
+}
+
+const catchupTimeout = (events: number) => Math.max(180_000, events * 2);
+
+// ---------------------------------------------------------------- scenarios
+
+interface CatchupResult {
+  events: number;
+  seconds: number;
+  events_per_sec: number;
+  peak_rss_mb: number;
+  /** Node start, preflight, connections: spawn until the relay logged "streaming". */
+  startup_seconds: number;
+  /** CPU time of the relay process (user + system), startup included. */
+  relay_cpu_seconds: number;
+  records_in_kafka: number;
+}
+
+/** A backlog already in `slot`: spawn the relay, time until every record is in Kafka and the slot confirmed the end. */
+async function relayCatchup(ctx: Ctx, name: string, slot: string, topic: string, events: number, endLsn: Lsn): Promise<CatchupResult> {
+  const relay = spawnRelay(ctx, name, slot, 'relay');
+  try {
+    const streaming = await relay.waitForLog(isStreaming);
+    const startedAtMs = performance.timeOrigin + relay.startedAt;
+    // pino's `time` (ISO) is the wall clock of the relay's "streaming" line.
+    const startupSeconds = (logTime(streaming) - startedAtMs) / 1000;
+    const { doneAt, records } = await waitDone(ctx, name, { topic, records: events, slot, endLsn, timeoutMs: catchupTimeout(events), proc: relay });
+    const seconds = (doneAt - startedAtMs) / 1000;
+    const cpu = relay.cpuSeconds();
+    await relay.stop();
+    return {
+      events,
+      seconds: round(seconds, 2),
+      events_per_sec: Math.round(events / seconds),
+      peak_rss_mb: Math.round(relay.peakRssMb()),
+      startup_seconds: round(startupSeconds, 2),
+      relay_cpu_seconds: round(cpu, 2),
+      records_in_kafka: records,
+    };
+  } finally {
+    await relay.stop();
+  }
+}
+
+interface Backlog {
+  type: string;
+  topic: string;
+  slots: string[];
+  endLsn: Lsn;
+}
+
+async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: number, slots: number): Promise<Backlog> {
+  const type = `bench_${label}_${ctx.runId}`;
+  const topic = `outbox.event.${type}`;
+  await createTopic(ctx.admin, topic, opts.partitions);
+  const names: string[] = [];
+  for (let i = 0; i < slots; i++) {
+    const slot = `${type}_${i}`.slice(0, 63);
+    await createSlot(ctx.db.url, slot);
+    names.push(slot);
+  }
+  const t0 = Date.now();
+  await insertBacklog(ctx.db.url, 'outbox', type, events, perTxn);
+  const endLsn = await currentWalLsn(ctx.pg);
+  log(`  backlog: ${events} rows in ${perTxn === 1 ? 'single-row' : `${perTxn}-row`} transactions written in ${((Date.now() - t0) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`);
+  return { type, topic, slots: names, endLsn };
+}
+
+async function decodeLimit(ctx: Ctx, backlog: Backlog, slot: string, events: number): Promise<{ events_per_sec: number; seconds: number; cpu_seconds: number }> {
+  const proc = spawnRelay(ctx, 'decode-limit', slot, 'null-sink');
+  try {
+    // Timed from "streaming" (not from spawn): a stricter ceiling than the catch-up's own clock.
+    const streamingAt = logTime(await proc.waitForLog(isStreaming));
+    const { doneAt } = await waitDone(ctx, 'decode limit', { slot, endLsn: backlog.endLsn, timeoutMs: catchupTimeout(events), proc });
+    const cpu = proc.cpuSeconds();
+    await proc.stop();
+    const summary = proc.logs.find((l) => l.event === 'null-sink') as { records?: number } | undefined;
+    if (summary?.records !== undefined && summary.records !== events) log(`  warning: the null sink saw ${summary.records} records, expected ${events}`);
+    const seconds = (doneAt - streamingAt) / 1000;
+    return { events_per_sec: Math.round(events / seconds), seconds: round(seconds, 2), cpu_seconds: round(cpu, 2) };
+  } finally {
+    await proc.stop();
+  }
+}
+
+async function kafkaLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<{ events_per_sec: number; seconds: number }> {
+  const topic = `${backlog.topic}_kafka_limit`;
+  await createTopic(ctx.admin, topic, opts.partitions);
+  const proc = spawnNode({
+    name: 'kafka-limit',
+    nodeArgs: ['--import', 'tsx'],
+    script: `${ROOT}test/bench/kafka-limit.ts`,
+    env: {
+      BENCH_ARGS: JSON.stringify({ databaseUrl: ctx.db.url, brokers: ctx.brokers, aggregateType: backlog.type, table: 'public.outbox', topic, batchMaxMessages: BATCH_MAX_MESSAGES, batchMaxBytes: BATCH_MAX_BYTES }),
+    },
+  });
+  const line = (await proc.waitForLog((l) => l.event === 'kafka-limit', catchupTimeout(events))) as unknown as { events: number; seconds: number };
+  await proc.exited;
+  const inKafka = await recordCount(ctx.admin, topic);
+  if (line.events !== events || inKafka !== events) log(`  warning: Kafka limit sent ${line.events} records, topic holds ${inKafka}, expected ${events}`);
+  return { events_per_sec: Math.round(line.events / line.seconds), seconds: round(line.seconds, 2) };
+}
+
+interface SteadyResult {
+  rate: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  records: number;
+  achieved_rate: number;
+  peak_rss_mb: number;
+}
+
+function latencyStats(rate: number, writer: WriterResult, times: Map<string, number>): Omit<SteadyResult, 'peak_rss_mb'> {
+  const lat: number[] = [];
+  let missing = 0;
+  for (const [id, committedAt] of writer.commitTimes) {
+    const t = times.get(id);
+    if (t === undefined) missing++;
+    else lat.push(t - committedAt);
+  }
+  if (missing > 0) throw new Error(`${missing} of ${writer.commitTimes.size} written records were not found in Kafka`);
+  lat.sort((a, b) => a - b);
+  return {
+    rate,
+    p50_ms: round(percentile(lat, 50)),
+    p99_ms: round(percentile(lat, 99)),
+    max_ms: round(lat[lat.length - 1] ?? NaN),
+    records: lat.length,
+    achieved_rate: Math.round(writer.measured / (writer.seconds - opts.warmupSeconds)),
+  };
+}
+
+/** Steady writer at `rate` against a running publisher (the relay or the polling baseline). */
+async function steady(ctx: Ctx, label: string, rate: number, table: string, start: (type: string, topic: string) => Promise<{ proc: BenchProcess; slot?: string }>): Promise<SteadyResult> {
+  const type = `bench_${label}_${rate}_${ctx.runId}`;
+  const topic = `outbox.event.${type}`;
+  await createTopic(ctx.admin, topic, opts.partitions);
+  const { proc, slot } = await start(type, topic);
+  try {
+    log(`  ${label} ${rate}/s: writing for ${opts.warmupSeconds} s warm-up + ${opts.steadySeconds} s`);
+    const writer = await runWriter({ url: ctx.db.url, table, aggregateType: type, rate, seconds: opts.steadySeconds, warmupSeconds: opts.warmupSeconds });
+    const endLsn = await currentWalLsn(ctx.pg);
+    await waitDone(ctx, `${label} ${rate}/s`, { topic, records: writer.written, ...(slot ? { slot, endLsn } : {}), timeoutMs: 120_000, proc });
+    const peak = proc.peakRssMb();
+    await proc.stop();
+    const { times } = await readAppendTimes(ctx.kafka, topic, writer.written);
+    return { ...latencyStats(rate, writer, times), peak_rss_mb: Math.round(peak) };
+  } finally {
+    await proc.stop();
+    if (slot) await dropSlot(ctx.db.url, slot);
+  }
+}
+
+async function startRelayOn(ctx: Ctx, name: string, type: string): Promise<{ proc: BenchProcess; slot: string }> {
+  const slot = `${type}`.slice(0, 63);
+  await createSlot(ctx.db.url, slot);
+  const proc = spawnRelay(ctx, name, slot, 'relay');
+  await proc.waitForLog(isStreaming);
+  return { proc, slot };
+}
+
+function startPolling(ctx: Ctx, topic: string): BenchProcess {
+  return spawnNode({
+    name: 'polling-publisher',
+    nodeArgs: ['--import', 'tsx'],
+    script: `${ROOT}test/bench/polling-publisher.ts`,
+    env: {
+      BENCH_ARGS: JSON.stringify({
+        databaseUrl: ctx.db.url,
+        brokers: ctx.brokers,
+        table: POLLING_TABLE,
+        topic,
+        pollRows: Math.min(BATCH_MAX_MESSAGES, 2000),
+        pollIntervalMs: opts.pollIntervalMs,
+        batchMaxMessages: BATCH_MAX_MESSAGES,
+        batchMaxBytes: BATCH_MAX_BYTES,
+      }),
+    },
+  });
+}
+
+async function bigTxn(ctx: Ctx, rows: number): Promise<{ rows: number; seconds: number; peak_rss_mb: number; idle_rss_mb: number }> {
+  const type = `bench_big_${ctx.runId}`;
+  const topic = `outbox.event.${type}`;
+  await createTopic(ctx.admin, topic, opts.partitions);
+  const { proc, slot } = await startRelayOn(ctx, 'big-txn', type);
+  try {
+    const idle = proc.peakRssMb();
+    await withClient(ctx.db.url, (c) =>
+      c.query(
+        `insert into outbox(aggregate_type, aggregate_id, event_type, payload)
+         select $1, (g % 10000)::text, 'OrderCreated', ${PAYLOAD_SQL} from generate_series(1, $2::int) g`,
+        [type, rows],
+      ),
+    );
+    const committedAt = nowMs();
+    const endLsn = await currentWalLsn(ctx.pg);
+    const { doneAt } = await waitDone(ctx, 'big transaction', { topic, records: rows, slot, endLsn, timeoutMs: catchupTimeout(rows), proc });
+    await proc.stop();
+    return { rows, seconds: round((doneAt - committedAt) / 1000, 2), peak_rss_mb: Math.round(proc.peakRssMb()), idle_rss_mb: Math.round(idle) };
+  } finally {
+    await proc.stop();
+    await dropSlot(ctx.db.url, slot);
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const loadAtStart = loadavg()[0]!;
+  if (loadAtStart > 1) log(`warning: load average ${loadAtStart.toFixed(2)} before the run: other work on this machine will skew the numbers`);
+  let stack: StackHandle | null = null;
+  let databaseUrl = flags['database-url'];
+  let brokers = flags.brokers?.split(',').map((b) => b.trim()).filter(Boolean);
+  if (!databaseUrl !== !brokers) throw new Error('give both --database-url and --brokers, or neither (a local stack is started)');
+  let versions = { postgres: 'given', kafka: 'given' };
+  if (!databaseUrl || !brokers) {
+    log('starting a local stack (src/stack: OUTBOX_TAIL_STACK, default auto)');
+    stack = await startStack({ log: (l) => log(`  ${l}`) });
+    databaseUrl = stack.databaseUrl;
+    brokers = stack.brokers;
+    versions = stack.versions;
+  }
+  const stopStack = () => stack?.stop().catch(() => undefined);
+  process.once('SIGINT', () => void Promise.resolve(stopStack()).then(() => process.exit(130)));
+  const db = await createBenchDatabase(databaseUrl);
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  const kafka = benchKafka(brokers);
+  const admin = kafka.admin();
+  await admin.connect();
+  const ctx: Ctx = { db, brokers, kafka, admin, pg: client, runId: Date.now().toString(36) };
+  const result: Record<string, unknown> = {};
+  const has = (s: Scenario) => opts.scenarios.has(s);
+  try {
+    const events = opts.events;
+    if (has('catchup') || has('limits')) {
+      log(`catchup: ${events} single-row transactions`);
+      const backlog = await prepareBacklog(ctx, 'catchup', events, 1, 2);
+      if (has('limits')) {
+        const decode = await decodeLimit(ctx, backlog, backlog.slots[1]!, events);
+        log(`  decode limit (null sink): ${decode.events_per_sec} events/s (${decode.seconds} s from streaming)`);
+        const kafkaL = await kafkaLimit(ctx, backlog, events);
+        log(`  Kafka limit (kafkajs alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s)`);
+        result.limits = {
+          decode_events_per_sec: decode.events_per_sec,
+          kafka_events_per_sec: kafkaL.events_per_sec,
+          decode_seconds: decode.seconds,
+          decode_cpu_seconds: decode.cpu_seconds,
+          kafka_seconds: kafkaL.seconds,
+        };
+      }
+      if (has('catchup')) {
+        const r = await relayCatchup(ctx, 'catchup', backlog.slots[0]!, backlog.topic, events, backlog.endLsn);
+        log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB`);
+        result.catchup = r;
+      }
+      for (const s of backlog.slots) await dropSlot(db.url, s);
+    }
+    if (has('catchup_batched')) {
+      log(`catchup_batched: ${events} rows in 100-row transactions`);
+      const backlog = await prepareBacklog(ctx, 'batched', events, 100, 1);
+      const r = await relayCatchup(ctx, 'catchup-batched', backlog.slots[0]!, backlog.topic, events, backlog.endLsn);
+      log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB`);
+      result.catchup_batched = r;
+      await dropSlot(db.url, backlog.slots[0]!);
+    }
+    if (has('big_txn')) {
+      log(`big_txn: one transaction of ${opts.bigRows} rows`);
+      const r = await bigTxn(ctx, opts.bigRows);
+      log(`  relay: ${r.seconds} s after commit, peak RSS ${r.peak_rss_mb} MB (idle ${r.idle_rss_mb} MB)`);
+      result.big_txn = r;
+    }
+    if (has('steady')) {
+      const out: SteadyResult[] = [];
+      for (const rate of opts.rates) {
+        const r = await steady(ctx, 'steady', rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}`, type));
+        log(`  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB`);
+        out.push(r);
+      }
+      result.steady = out;
+    }
+    if (has('polling')) {
+      log(`polling_baseline: catch-up of ${events} rows, then steady rates (poll interval ${opts.pollIntervalMs} ms)`);
+      const type = `bench_polling_${ctx.runId}`;
+      const topic = `outbox.event.${type}`;
+      await createTopic(admin, topic, opts.partitions);
+      await client.query(`truncate ${POLLING_TABLE}`);
+      const tb = Date.now();
+      await insertBacklog(db.url, POLLING_TABLE, type, events, 1);
+      log(`  backlog: ${events} single-row transactions written in ${((Date.now() - tb) / 1000).toFixed(1)} s`);
+      const proc = startPolling(ctx, topic);
+      let catchupRate: number;
+      try {
+        await proc.waitForLog((l) => l.event === 'ready');
+        const readyAt = nowMs();
+        const { doneAt } = await waitDone(ctx, 'polling catch-up', { topic, records: events, timeoutMs: catchupTimeout(events) * 3, proc });
+        const seconds = (doneAt - readyAt) / 1000;
+        catchupRate = Math.round(events / seconds);
+        log(`  polling catch-up: ${catchupRate} events/s (${seconds.toFixed(2)} s from ready), peak RSS ${Math.round(proc.peakRssMb())} MB`);
+      } finally {
+        await proc.stop();
+      }
+      const steadyOut: SteadyResult[] = [];
+      for (const rate of opts.rates) {
+        await client.query(`truncate ${POLLING_TABLE}`);
+        const r = await steady(ctx, 'polling', rate, POLLING_TABLE, async (_type, t) => {
+          const p = startPolling(ctx, t);
+          await p.waitForLog((l) => l.event === 'ready');
+          return { proc: p };
+        });
+        log(`  polling ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s)`);
+        steadyOut.push(r);
+      }
+      result.polling_baseline = { catchup_events_per_sec: catchupRate, steady: steadyOut };
+    }
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+    await client.end().catch(() => undefined);
+    await db.drop().catch((e: unknown) => log(`warning: dropping ${db.name}: ${(e as Error).message}`));
+    await stopStack();
+  }
+  result.targets = targets(result);
+  result.env = {
+    cpus: cpus().length,
+    cpu_model: cpus()[0]?.model ?? 'unknown',
+    mem_gb: Math.round(totalmem() / 2 ** 30),
+    loadavg_1m_at_start: round(loadAtStart, 2),
+    loadavg_1m_at_end: round(loadavg()[0]!, 2),
+    node: process.version,
+    postgres: versions.postgres,
+    kafka: versions.kafka,
+    partitions: opts.partitions,
+    events: opts.events,
+    steady_seconds: opts.steadySeconds,
+    warmup_seconds: opts.warmupSeconds,
+    relay_env: opts.relayEnv,
+    node_args: opts.nodeArgs,
+    wall_seconds: Math.round((Date.now() - t0) / 1000),
+  };
+  if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else process.stdout.write(table(result));
+}
+
+// ---------------------------------------------------------------- report
+
+interface Verdict {
+  target: string;
+  value: string;
+  ok: boolean;
+}
+
+function targets(r: Record<string, unknown>): Verdict[] {
+  const out: Verdict[] = [];
+  const catchup = r.catchup as CatchupResult | undefined;
+  const limits = r.limits as { decode_events_per_sec: number; kafka_events_per_sec: number } | undefined;
+  const steadyR = r.steady as SteadyResult[] | undefined;
+  const polling = r.polling_baseline as { catchup_events_per_sec: number; steady: SteadyResult[] } | undefined;
+  if (catchup) out.push({ target: 'catchup >= 50,000 events/s', value: `${catchup.events_per_sec}`, ok: catchup.events_per_sec >= 50_000 });
+  if (catchup && limits) {
+    const ceiling = Math.min(limits.decode_events_per_sec, limits.kafka_events_per_sec);
+    out.push({ target: 'catchup >= 0.6 x min(decode, kafka)', value: `${round(catchup.events_per_sec / ceiling, 2)} x ${ceiling}`, ok: catchup.events_per_sec >= 0.6 * ceiling });
+  }
+  const at5k = steadyR?.find((s) => s.rate === 5000);
+  if (at5k) out.push({ target: 'steady 5,000/s p99 <= 15 ms', value: `${at5k.p99_ms} ms`, ok: at5k.p99_ms <= 15 });
+  const rss = [
+    ...(catchup ? [catchup.peak_rss_mb] : []),
+    ...(r.catchup_batched ? [(r.catchup_batched as CatchupResult).peak_rss_mb] : []),
+    ...(r.big_txn ? [(r.big_txn as { peak_rss_mb: number }).peak_rss_mb] : []),
+    ...(steadyR ?? []).map((s) => s.peak_rss_mb),
+  ];
+  if (rss.length) out.push({ target: 'relay peak RSS <= 150 MB (every scenario)', value: `${Math.max(...rss)} MB`, ok: Math.max(...rss) <= 150 });
+  if (catchup && polling) out.push({ target: 'beats polling: catch-up', value: `${catchup.events_per_sec} vs ${polling.catchup_events_per_sec}`, ok: catchup.events_per_sec > polling.catchup_events_per_sec });
+  for (const s of steadyR ?? []) {
+    const p = polling?.steady.find((x) => x.rate === s.rate);
+    if (p) out.push({ target: `beats polling: p99 at ${s.rate}/s`, value: `${s.p99_ms} vs ${p.p99_ms} ms`, ok: s.p99_ms < p.p99_ms });
+  }
+  return out;
+}
+
+function table(r: Record<string, unknown>): string {
+  const rows: string[][] = [['scenario', 'events/s', 'seconds', 'p50 ms', 'p99 ms', 'max ms', 'peak RSS MB']];
+  const c = (x: unknown) => (x === undefined ? '-' : String(x));
+  const catchup = r.catchup as CatchupResult | undefined;
+  const batched = r.catchup_batched as CatchupResult | undefined;
+  const limits = r.limits as { decode_events_per_sec: number; kafka_events_per_sec: number; decode_seconds: number; kafka_seconds: number } | undefined;
+  const big = r.big_txn as { rows: number; seconds: number; peak_rss_mb: number } | undefined;
+  if (catchup) rows.push(['catchup (1-row txns)', c(catchup.events_per_sec), c(catchup.seconds), '-', '-', '-', c(catchup.peak_rss_mb)]);
+  if (batched) rows.push(['catchup_batched (100-row txns)', c(batched.events_per_sec), c(batched.seconds), '-', '-', '-', c(batched.peak_rss_mb)]);
+  if (limits) {
+    rows.push(['limit: decode (null sink)', c(limits.decode_events_per_sec), c(limits.decode_seconds), '-', '-', '-', '-']);
+    rows.push(['limit: Kafka (kafkajs alone)', c(limits.kafka_events_per_sec), c(limits.kafka_seconds), '-', '-', '-', '-']);
+  }
+  if (big) rows.push([`big_txn (${big.rows} rows)`, c(Math.round(big.rows / big.seconds)), c(big.seconds), '-', '-', '-', c(big.peak_rss_mb)]);
+  for (const s of (r.steady as SteadyResult[] | undefined) ?? []) rows.push([`steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), c(s.peak_rss_mb)]);
+  const polling = r.polling_baseline as { catchup_events_per_sec: number; steady: SteadyResult[] } | undefined;
+  if (polling) {
+    rows.push(['polling: catchup', c(polling.catchup_events_per_sec), '-', '-', '-', '-', '-']);
+    for (const s of polling.steady) rows.push([`polling: steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), '-']);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  const lines = [fmt(rows[0]!), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.slice(1).map(fmt)];
+  const verdicts = (r.targets as Verdict[]).map((v) => `  ${v.ok ? 'PASS' : 'FAIL'}  ${v.target}: ${v.value}`);
+  return `${lines.join('\n')}\n\ntargets:\n${verdicts.join('\n')}\n`;
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`bench: ${(error as Error)?.stack ?? error}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,89 @@
+/**
+ * A fixed-rate writer for the steady scenarios: single-row transactions
+ * (autocommit INSERTs) of the same ~300-byte payload as the backlog, spread
+ * over a few connections, paced against the wall clock. Every row gets an id
+ * chosen here, and the wall-clock time right after its COMMIT returned is kept
+ * (id -> ms since the epoch, sub-millisecond), so latency can be measured
+ * against the record's LogAppendTime in Kafka.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { PAYLOAD_SQL } from './bench-db.js';
+
+export interface WriterResult {
+  /** Rows committed, warm-up included. */
+  written: number;
+  /** Rows committed after the warm-up: the ones in commitTimes. */
+  measured: number;
+  seconds: number;
+  /** id -> commit time (ms since the epoch, fractional). */
+  commitTimes: Map<string, number>;
+  /** How far behind schedule the writer fell at most (ms). */
+  maxLagMs: number;
+}
+
+export const nowMs = () => performance.timeOrigin + performance.now();
+
+/** Writes `rate` rows/s for `warmupSeconds + seconds`; only rows issued after the warm-up are timed. */
+export async function runWriter(options: { url: string; table: string; aggregateType: string; rate: number; seconds: number; warmupSeconds?: number; connections?: number }): Promise<WriterResult> {
+  const connections = options.connections ?? 4;
+  const clients: pg.Client[] = [];
+  for (let i = 0; i < connections; i++) {
+    const c = new pg.Client({ connectionString: options.url });
+    await c.connect();
+    await c.query('set synchronous_commit = on');
+    clients.push(c);
+  }
+  const text = `insert into ${options.table} (id, aggregate_type, aggregate_id, event_type, payload)
+    select $1::uuid, $2, (g % 10000)::text, 'OrderCreated', ${PAYLOAD_SQL} from (select $3::int as g) s`;
+  const commitTimes = new Map<string, number>();
+  const pending = new Array<number>(connections).fill(0);
+  const chains: Promise<unknown>[] = clients.map(() => Promise.resolve());
+  const inflight = new Set<Promise<void>>();
+  const warmup = Math.round(options.rate * (options.warmupSeconds ?? 0));
+  const total = warmup + Math.round(options.rate * options.seconds);
+  let committed = 0;
+  let issued = 0;
+  let maxLagMs = 0;
+  let failure: unknown = null;
+  const t0 = nowMs();
+  const issue = () => {
+    let pick = 0;
+    for (let i = 1; i < connections; i++) if (pending[i]! < pending[pick]!) pick = i;
+    const id = randomUUID();
+    const n = ++issued;
+    const timed = n > warmup;
+    pending[pick]!++;
+    // One statement at a time per connection (pg 9 drops its implicit queue): chain them.
+    const client = clients[pick]!;
+    const p = chains[pick]!
+      .then(() => client.query({ name: 'bench_insert', text, values: [id, options.aggregateType, n] }))
+      .then(
+        () => {
+          committed++;
+          if (timed) commitTimes.set(id, nowMs());
+        },
+        (error: unknown) => {
+          failure ??= error;
+        },
+      )
+      .finally(() => {
+        pending[pick]!--;
+        inflight.delete(p);
+      });
+    chains[pick] = p;
+    inflight.add(p);
+  };
+  while (issued < total && !failure) {
+    const elapsed = nowMs() - t0;
+    const due = Math.min(total, Math.floor((elapsed * options.rate) / 1000));
+    if (due - issued > 0) maxLagMs = Math.max(maxLagMs, ((due - issued) * 1000) / options.rate);
+    while (issued < due) issue();
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  await Promise.all(inflight);
+  const seconds = (nowMs() - t0) / 1000;
+  await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  if (failure) throw failure;
+  return { written: committed, measured: commitTimes.size, seconds, commitTimes, maxLagMs };
+}

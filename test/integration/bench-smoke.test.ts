@@ -1,0 +1,70 @@
+/**
+ * The benchmark's plumbing, not its speed: a tiny run of `test/bench/run-bench.ts
+ * --quick --json` on the shared stack must finish and print the documented
+ * JSON shape as the last line of stdout. Performance is measured by
+ * `npm run bench`, never asserted here.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { getStack } from '../support/stack.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const stack = getStack();
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}test/bench/run-bench.ts`, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const number = expect.any(Number);
+
+describe('benchmark smoke run', () => {
+  it('prints one JSON object with every scenario as the last stdout line', { timeout: 300_000 }, async () => {
+    const { code, stdout, stderr } = await runBench([
+      '--quick',
+      '--json',
+      '--events', '2000',
+      '--big-rows', '2000',
+      '--rates', '200,500',
+      '--steady-seconds', '2',
+      '--warmup-seconds', '0.5',
+      '--database-url', stack.databaseUrl,
+      '--brokers', stack.brokers.join(','),
+    ]);
+    expect(code, stderr.slice(-3000)).toBe(0);
+    const last = stdout.trim().split('\n').pop()!;
+    const result = JSON.parse(last) as Record<string, unknown>;
+    const catchup = { events: 2000, seconds: number, events_per_sec: number, peak_rss_mb: number };
+    expect(result).toMatchObject({
+      catchup,
+      catchup_batched: catchup,
+      limits: { decode_events_per_sec: number, kafka_events_per_sec: number },
+      steady: [
+        { rate: 200, p50_ms: number, p99_ms: number, max_ms: number },
+        { rate: 500, p50_ms: number, p99_ms: number, max_ms: number },
+      ],
+      big_txn: { rows: 2000, seconds: number, peak_rss_mb: number },
+      polling_baseline: {
+        catchup_events_per_sec: number,
+        steady: [
+          { rate: 200, p50_ms: number, p99_ms: number },
+          { rate: 500, p50_ms: number, p99_ms: number },
+        ],
+      },
+    });
+    // Every record arrived exactly once in the catch-up scenarios (no fault, so no duplicate).
+    expect((result.catchup as { records_in_kafka: number }).records_in_kafka).toBe(2000);
+    expect((result.catchup_batched as { records_in_kafka: number }).records_in_kafka).toBe(2000);
+    for (const s of result.steady as Array<{ p50_ms: number; p99_ms: number; max_ms: number }>) {
+      expect(s.p50_ms).toBeLessThanOrEqual(s.p99_ms);
+      expect(s.p99_ms).toBeLessThanOrEqual(s.max_ms);
+    }
+  });
+});
