@@ -86,6 +86,25 @@ if [[ $(id -u) -eq 0 ]] && ! id postgres >/dev/null 2>&1; then
   die "running as root but there is no 'postgres' user to run initdb/postgres as (the Debian package 'postgresql' creates it)"
 fi
 
+# ---------------------------------------------------------------- test tools
+# The test suite also uses psql, openssl (TLS tests make their own CA) and
+# systemd-analyze (the unit file is verified).
+ensure_tool() {
+  local cmd=$1 pkg=$2
+  if command -v "$cmd" >/dev/null 2>&1; then
+    step_done "$cmd present"
+  elif can_install; then
+    apt_install "$pkg"
+    command -v "$cmd" >/dev/null 2>&1 || die "$pkg installed but $cmd is not on PATH"
+    step_done "installed $pkg for $cmd"
+  else
+    die "$cmd not found: install the Debian package '$pkg' (run this script as root)"
+  fi
+}
+ensure_tool psql postgresql-client
+ensure_tool openssl openssl
+ensure_tool systemd-analyze systemd
+
 # ---------------------------------------------------------------------- Java
 java_major() {
   local out v

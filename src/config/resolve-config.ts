@@ -104,7 +104,8 @@ export function readConfigFile(path: string): Record<string, unknown> {
 export function redactConfig(config: RelayConfig): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const key of optionKeys) {
-    if (OPTIONS[key].secret && typeof out[key] === 'string') out[key] = redactUrl(out[key] as string);
+    // URLs keep their shape (host, database) for diagnosis; any other secret is hidden whole.
+    if (OPTIONS[key].secret && typeof out[key] === 'string') out[key] = key === 'databaseUrl' ? redactUrl(out[key] as string) : '***';
   }
   return out;
 }

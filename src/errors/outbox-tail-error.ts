@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'CONFIG_INVALID'
   | 'PG_UNREACHABLE'
   | 'PG_AUTH_FAILED'
+  | 'PG_TLS_FAILED'
   | 'PG_DATABASE_MISSING'
   | 'PG_ERROR'
   | 'WAL_LEVEL_NOT_LOGICAL'

@@ -20,6 +20,8 @@ interface Entry {
   event: OutboxEvent | null;
   malformed: MalformedRow | null;
   bytes: number;
+  /** Sent to the dead-letter topic instead of its own (oversize under dead-letter). */
+  deadLettered?: boolean;
 }
 
 export interface RelaySessionOptions {
@@ -48,6 +50,7 @@ export class RelaySession {
   private readonly builder: RecordBuilder;
   private readonly queue = new Fifo<Entry>();
   private queuedBytes = 0;
+  private completedReported = 0;
   private source: ReplicationSource | null = null;
   private draining = false;
   private wake: (() => void) | null = null;
@@ -217,7 +220,10 @@ export class RelaySession {
             }),
           );
         }
-        await this.options.sink.send([this.builder.deadLetter(entry.event, `oversize: ${entry.bytes} bytes`, entry.record!.topic, this.cfg.deadLetterTopic!)]);
+        const pointer = this.builder.deadLetter(entry.event, `oversize: ${entry.bytes} bytes`, entry.record!.topic, this.cfg.deadLetterTopic!);
+        await this.options.sink.send([pointer]);
+        entry.record = pointer;
+        entry.deadLettered = true;
       }
       this.acknowledge(1);
     }
@@ -228,9 +234,10 @@ export class RelaySession {
     for (let i = 0; i < count; i++) {
       const entry = this.queue.shift()!;
       this.queuedBytes -= entry.bytes;
-      if (entry.event) stats.recordsPublished++;
-      else stats.deadLettered++;
-      stats.onPublished?.(entry.record!.topic, entry.txn.commitTime, entry.event === null);
+      const deadLetter = entry.event === null || entry.deadLettered === true;
+      if (deadLetter) stats.deadLettered++;
+      else stats.recordsPublished++;
+      stats.onPublished?.(entry.record!.topic, entry.txn.commitTime, deadLetter);
       this.checkpointer.acknowledged(entry.txn);
     }
     if (this.source?.isPaused && !this.draining && this.queue.length < this.cfg.maxInFlightMessages / 2 && this.queuedBytes < this.cfg.maxInFlightBytes / 2) {
@@ -265,7 +272,9 @@ export class RelaySession {
 
   private recordConfirm(lsn: Lsn): void {
     const stats = this.options.stats;
-    stats.transactionsConfirmed = this.checkpointer.completed;
+    // Cumulative across sessions: each session's checkpointer counts from zero.
+    stats.transactionsConfirmed += this.checkpointer.completed - this.completedReported;
+    this.completedReported = this.checkpointer.completed;
     if (lsn > stats.confirmedLsn) {
       stats.confirmedLsn = lsn;
       stats.lastConfirmAt = Date.now();

@@ -7,6 +7,19 @@ interface PgLikeError {
   hint?: string;
 }
 
+// Node's TLS verification failures: a wrong CA, host name or expired certificate never fixes itself.
+const TLS_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_UNTRUSTED',
+]);
+
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
@@ -41,6 +54,9 @@ export function classifyPgError(error: unknown, where: string, slot?: string): O
       return new OutboxTailError('ROLE_CANNOT_REPLICATE', text, opts({ hint: 'ALTER ROLE <user> REPLICATION, or use a role with REPLICATION' }));
     case '53300':
       return new OutboxTailError('PG_ERROR', text, opts({ retriable: true, hint: 'too many connections or max_wal_senders reached: raise max_wal_senders' }));
+  }
+  if (TLS_CODES.has(code) || /The server does not support SSL connections/.test(e.message ?? '')) {
+    return new OutboxTailError('PG_TLS_FAILED', text, opts({ hint: 'check --pg-sslmode, --pg-sslrootcert and that the server certificate matches the host name in --database-url' }));
   }
   if (NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('57P') || /Connection terminated|timeout expired/i.test(e.message ?? '')) {
     return new OutboxTailError('PG_UNREACHABLE', text, opts({ retriable: true, hint: 'check --database-url and that PostgreSQL is up and reachable' }));

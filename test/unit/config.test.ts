@@ -80,6 +80,11 @@ describe('config resolution', () => {
     expect(JSON.stringify(redactConfig(c))).not.toContain('s3cret');
   });
 
+  it('hides non-URL secrets whole, even ones that parse as URLs', () => {
+    const c = resolveConfig({ flags: { saslPassword: 'pass:word@host', saslUsername: 'relay', saslMechanism: 'scram-sha-256' } });
+    expect(redactConfig(c).saslPassword).toBe('***');
+  });
+
   it('derives flag and env names from the key', () => {
     expect(flagName('columnAggregateType')).toBe('column-aggregate-type');
     expect(envName('columnAggregateType')).toBe('OUTBOX_TAIL_COLUMN_AGGREGATE_TYPE');

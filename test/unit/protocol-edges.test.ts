@@ -22,6 +22,9 @@ describe('error classification at the edges', () => {
     expect(classifyPgError({ code: '28P01' }, 'x')).toMatchObject({ code: 'PG_AUTH_FAILED', retriable: false });
     expect(classifyPgError({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, 'x')).toMatchObject({ code: 'PG_UNREACHABLE', retriable: true });
     expect(classifyPgError({ code: '57P01', message: 'terminating connection due to administrator command' }, 'x')).toMatchObject({ code: 'PG_UNREACHABLE', retriable: true });
+    // a certificate problem never heals by retrying
+    expect(classifyPgError({ code: 'SELF_SIGNED_CERT_IN_CHAIN', message: 'self-signed certificate in certificate chain' }, 'x')).toMatchObject({ code: 'PG_TLS_FAILED', retriable: false });
+    expect(classifyPgError({ code: 'ERR_TLS_CERT_ALTNAME_INVALID', message: "Hostname/IP does not match certificate's altnames" }, 'x')).toMatchObject({ code: 'PG_TLS_FAILED', retriable: false });
   });
 
   it('maps kafkajs error types, following the cause chain', () => {
