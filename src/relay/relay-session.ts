@@ -88,7 +88,6 @@ export class RelaySession {
     });
     let statusTimer: NodeJS.Timeout | undefined;
     try {
-      await options.sink.connect();
       const source = new ReplicationSource({
         connection: options.connection,
         slot: cfg.slot!,
@@ -102,11 +101,16 @@ export class RelaySession {
       });
       this.source = source;
       void source.ended.then((error) => error && this.fail(error));
-      await Promise.race([source.start(), this.failed.then((e) => Promise.reject(e))]);
+      const failed = this.failed.then((e) => Promise.reject(e));
+      failed.catch(() => undefined);
+      // The slot first: a standby (slot held elsewhere) never opens a Kafka producer.
+      await Promise.race([source.start(), failed]);
+      // Status updates from now on, even while the producer connects (wal_sender_timeout).
+      statusTimer = setInterval(() => this.sendStatus(), cfg.statusIntervalMs);
+      await Promise.race([options.sink.connect(), failed]);
       this.log.info({ event: 'streaming' }, 'replication started');
       options.stats.state = 'streaming';
       options.onStreaming?.();
-      statusTimer = setInterval(() => this.sendStatus(), cfg.statusIntervalMs);
       const publisher = this.publishLoop().catch((error: unknown) => this.fail(error));
       const outcome = await Promise.race([publisher.then(() => 'drained' as const), this.failed]);
       if (outcome !== 'drained') throw outcome;
