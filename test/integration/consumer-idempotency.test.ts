@@ -309,6 +309,35 @@ describe('idempotent consumer', () => {
   });
 });
 
+describe('offset commits', () => {
+  it.each([
+    ['one transaction per record', undefined],
+    ['batch mode', { maxRecords: 4 }],
+  ])('never has an offset committed while the transaction of its record is still open (%s)', async (_mode, batch) => {
+    const topic = await newTopic('window');
+    const groupId = uniqueName('g_window');
+    const all = ids(10);
+    await produce(topic, all.map((id) => ({ id })));
+    const seen: Array<{ offset: number; committed: number }> = [];
+    const c = consumer({
+      groupId,
+      topics: [topic],
+      ...(batch ? { batch } : {}),
+      handler: async (tx, event) => {
+        // Inside the open transaction: what does Kafka say the group has committed?
+        seen.push({ offset: Number(event.offset), committed: await committed(groupId, topic) });
+        await recordEffect(groupId)(tx, event);
+      },
+    });
+    await c.start();
+    await waitFor('10 offsets committed', async () => (await committed(groupId, topic)) === 10);
+    expect(seen.map((s) => s.offset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // The committed offset is the next one to read: it may reach this record only after its transaction committed.
+    for (const s of seen) expect(s.committed, `committed offset while record ${s.offset} was in its transaction`).toBeLessThanOrEqual(s.offset);
+    expect(await effectsById(groupId)).toEqual(Object.fromEntries(all.map((id) => [id, 1])));
+  });
+});
+
 describe('idempotent consumer, batch mode', () => {
   it('applies each id once with one transaction per batch and commits the batch offsets', async () => {
     const topic = await newTopic('batch');
