@@ -1,42 +1,18 @@
 import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
-import { KafkaCollector } from '../support/kafka-collector.js';
-import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
+import { describe, expect, it } from 'vitest';
+import { uniqueName } from '../support/database.js';
+import { isStreaming, type RelayProcess } from '../support/relay-process.js';
+import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, query } from '../support/slot.js';
-import { getStack } from '../support/stack.js';
 import { Lsn } from '../../src/replication/lsn.js';
 
-const stack = getStack();
-let db: TestDatabase;
-const relays: RelayProcess[] = [];
-const collectors: KafkaCollector[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase(stack);
-});
-afterEach(async () => {
-  await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')));
-  await Promise.all(collectors.splice(0).map((c) => c.stop()));
-});
-afterAll(async () => {
-  await db?.drop();
-});
-
-function relay(slot: string, env: Record<string, string> = {}, args: string[] = []): RelayProcess {
-  const r = startRelay({ databaseUrl: db.url, brokers: stack.brokers, slot, env, args });
-  relays.push(r);
-  return r;
-}
-
-async function collect(topics: string[]): Promise<KafkaCollector> {
-  const c = await new KafkaCollector(stack.brokers).start(topics);
-  collectors.push(c);
-  return c;
-}
+const bed = relayTestbed();
+const stack = bed.stack;
+const relay = (slot: string, env: Record<string, string> = {}, args: string[] = []) => bed.relay(slot, { env, args });
+const collect = (topics: string[]) => bed.collect(topics);
 
 const insert = (type: string, aggregateId: string | null, payload = '{}') =>
-  query<{ id: string }>(db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', $3) returning id::text`, [type, aggregateId, payload]).then((r) => r[0]!.id);
+  query<{ id: string }>(bed.db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', $3) returning id::text`, [type, aggregateId, payload]).then((r) => r[0]!.id);
 
 describe('startup errors', () => {
   it('exits 3 naming the slot and the fix when the slot is missing', async () => {
@@ -58,7 +34,7 @@ describe('startup errors', () => {
 
   it('exits 3 when the publication does not publish the table, with the SQL to fix it', async () => {
     const slot = uniqueName('s');
-    await createSlot(db.url, slot);
+    await createSlot(bed.db.url, slot);
     const r = relay(slot, { OUTBOX_TAIL_PUBLICATION: 'no_such_publication' });
     expect((await r.exited).code).toBe(3);
     expect(r.stderr()).toContain('PUBLICATION_MISSING: publication no_such_publication does not exist');
@@ -67,9 +43,8 @@ describe('startup errors', () => {
 
   it('exits 3 when the broker is unreachable', async () => {
     const slot = uniqueName('s');
-    await createSlot(db.url, slot);
-    const r = startRelay({ databaseUrl: db.url, brokers: ['127.0.0.1:1'], slot, env: { OUTBOX_TAIL_CONNECT_TIMEOUT_MS: '1000' } });
-    relays.push(r);
+    await createSlot(bed.db.url, slot);
+    const r = bed.relay(slot, { brokers: ['127.0.0.1:1'], env: { OUTBOX_TAIL_CONNECT_TIMEOUT_MS: '1000' } });
     expect((await r.exited).code).toBe(3);
     expect(r.stderr()).toContain('KAFKA_UNREACHABLE: cannot reach Kafka brokers 127.0.0.1:1');
   });
@@ -89,19 +64,19 @@ describe('oversized and malformed rows', () => {
     const type = uniqueName('big');
     const topic = await smallTopic(type);
     const slot = uniqueName('s');
-    await createSlot(db.url, slot);
+    await createSlot(bed.db.url, slot);
     const collector = await collect([topic]);
     const r = relay(slot);
     await r.waitForLog(isStreaming);
     await insert(type, 'before');
     await collector.waitForDistinct(1);
-    const [{ lsn: beforeBig }] = (await query<{ lsn: string }>(db.url, 'select pg_current_wal_insert_lsn()::text as lsn')) as [{ lsn: string }];
+    const [{ lsn: beforeBig }] = (await query<{ lsn: string }>(bed.db.url, 'select pg_current_wal_insert_lsn()::text as lsn')) as [{ lsn: string }];
     const bigId = await insert(type, 'big', JSON.stringify({ blob: 'x'.repeat(50_000) }));
     await insert(type, 'after');
     expect((await r.exited).code).toBe(5);
     expect(r.stderr()).toContain(`MESSAGE_TOO_LARGE: outbox row id=${bigId}`);
     expect(r.stderr()).toContain('--on-oversize=dead-letter');
-    expect(await confirmedFlushLsn(db.url, slot)).toBeLessThanOrEqual(Lsn.parse(beforeBig));
+    expect(await confirmedFlushLsn(bed.db.url, slot)).toBeLessThanOrEqual(Lsn.parse(beforeBig));
     expect(collector.records.map((x) => x.key)).toEqual(['before']);
   });
 
@@ -110,7 +85,7 @@ describe('oversized and malformed rows', () => {
     const topic = await smallTopic(type);
     const dlt = uniqueName('dlt');
     const slot = uniqueName('s');
-    await createSlot(db.url, slot);
+    await createSlot(bed.db.url, slot);
     const collector = await collect([topic, dlt]);
     const r = relay(slot, { OUTBOX_TAIL_ON_OVERSIZE: 'dead-letter', OUTBOX_TAIL_DEAD_LETTER_TOPIC: dlt });
     await r.waitForLog(isStreaming);
@@ -124,16 +99,16 @@ describe('oversized and malformed rows', () => {
   });
 
   it('with --on-malformed=fail halts on a NULL mapped column, naming the id; with dead-letter it goes on', async () => {
-    await query(db.url, 'alter table outbox alter column aggregate_id drop not null');
+    await query(bed.db.url, 'alter table outbox alter column aggregate_id drop not null');
     const type = uniqueName('mal');
     const topic = `outbox.event.${type}`;
     const dlt = uniqueName('dlt');
     const collector = await collect([topic, dlt]);
 
     const failSlot = uniqueName('s');
-    await createSlot(db.url, failSlot);
+    await createSlot(bed.db.url, failSlot);
     const dlSlot = uniqueName('s');
-    await createSlot(db.url, dlSlot);
+    await createSlot(bed.db.url, dlSlot);
     await insert(type, 'ok-1');
     const badId = await insert(type, null);
     await insert(type, 'ok-2');
@@ -148,7 +123,7 @@ describe('oversized and malformed rows', () => {
     const pointer = collector.records.find((x) => x.topic === dlt)!;
     expect(JSON.parse(pointer.value!.toString())).toMatchObject({ id: badId, reason: 'malformed: column(s) aggregate_id NULL' });
     await deadLettering.kill();
-    await query(db.url, `delete from outbox where aggregate_id is null`);
-    await query(db.url, 'alter table outbox alter column aggregate_id set not null');
+    await query(bed.db.url, `delete from outbox where aggregate_id is null`);
+    await query(bed.db.url, 'alter table outbox alter column aggregate_id set not null');
   });
 });

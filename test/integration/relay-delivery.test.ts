@@ -1,36 +1,18 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
-import { KafkaCollector } from '../support/kafka-collector.js';
-import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
+import { uniqueName } from '../support/database.js';
+import { isStreaming } from '../support/relay-process.js';
+import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, currentWalLsn, query, waitForConfirmed } from '../support/slot.js';
-import { getStack } from '../support/stack.js';
 
-const stack = getStack();
-let db: TestDatabase;
-const relays: RelayProcess[] = [];
-const collectors: KafkaCollector[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase(stack);
-});
-// Every relay of this file reads the same outbox table: one relay per test, stopped after it.
-afterEach(async () => {
-  await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')));
-  await Promise.all(collectors.splice(0).map((c) => c.stop()));
-});
-afterAll(async () => {
-  await db?.drop();
-});
+const bed = relayTestbed();
 
 async function relayWithCollector(topics: string[], env: Record<string, string> = {}) {
   const slot = uniqueName('slot');
-  await createSlot(db.url, slot);
-  const collector = await new KafkaCollector(stack.brokers).start(topics);
-  collectors.push(collector);
-  const relay = startRelay({ databaseUrl: db.url, brokers: stack.brokers, slot, env });
-  relays.push(relay);
+  await createSlot(bed.db.url, slot);
+  const collector = await bed.collect(topics);
+  const relay = bed.relay(slot, { env });
   await relay.waitForLog(isStreaming);
   return { slot, collector, relay };
 }
@@ -56,7 +38,7 @@ interface Row {
   created_at: string;
 }
 const selectRows = (where: string, params: unknown[]) =>
-  query<Row>(db.url, `select id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, created_at::text as created_at from outbox where ${where} order by created_at, id`, params);
+  query<Row>(bed.db.url, `select id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, created_at::text as created_at from outbox where ${where} order by created_at, id`, params);
 
 describe('relay delivery (real Postgres and Kafka)', () => {
   it('delivers 1,000 rows from 100 transactions once each, with topic, key, headers and byte-identical payload', async () => {
@@ -65,7 +47,7 @@ describe('relay delivery (real Postgres and Kafka)', () => {
     const { slot, collector } = await relayWithCollector([topic]);
     const commitLsns: string[] = [];
     for (let t = 0; t < 100; t++) {
-      await transaction(db.url, async (c) => {
+      await transaction(bed.db.url, async (c) => {
         for (let i = 0; i < 10; i++) {
           await c.query(
             `insert into outbox(aggregate_type, aggregate_id, event_type, payload, headers) values ($1, $2, $3, $4, $5)`,
@@ -74,7 +56,7 @@ describe('relay delivery (real Postgres and Kafka)', () => {
         }
       });
     }
-    const end = await currentWalLsn(db.url);
+    const end = await currentWalLsn(bed.db.url);
     await collector.waitForDistinct(1000);
     const rows = await selectRows('aggregate_type = $1', [type]);
     expect(rows).toHaveLength(1000);
@@ -103,14 +85,14 @@ describe('relay delivery (real Postgres and Kafka)', () => {
     const perKey = new Map<string, bigint[]>();
     for (const r of collector.records) perKey.set(r.key!, [...(perKey.get(r.key!) ?? []), Lsn.parse(r.headers.commit_lsn!)]);
     for (const lsns of perKey.values()) expect([...lsns].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual(lsns);
-    await waitForConfirmed(db.url, slot, end);
+    await waitForConfirmed(bed.db.url, slot, end);
   });
 
   it('never publishes rows of a rolled-back transaction or of a rolled-back savepoint', async () => {
     const type = uniqueName('rb');
     const topic = `outbox.event.${type}`;
     const { collector } = await relayWithCollector([topic]);
-    const client = new pg.Client({ connectionString: db.url });
+    const client = new pg.Client({ connectionString: bed.db.url });
     await client.connect();
     const insert = (aggregateId: string) =>
       client.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', '{}')`, [type, aggregateId]);
@@ -138,7 +120,7 @@ describe('relay delivery (real Postgres and Kafka)', () => {
     const { collector } = await relayWithCollector([topic]);
     const unicode = { text: 'Grüße, 日本語, emoji 🧾✅, RTL שלום, zero-width \u200d, escaped "quote" \\ slash', n: 1.5e-7 };
     const big = { blob: 'x'.repeat(1_000_000 - 20) };
-    await transaction(db.url, async (c) => {
+    await transaction(bed.db.url, async (c) => {
       await c.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 'u', 'Unicode', $2)`, [type, JSON.stringify(unicode)]);
       await c.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 'b', 'Big', $2)`, [type, JSON.stringify(big)]);
     });
@@ -156,12 +138,12 @@ describe('relay delivery (real Postgres and Kafka)', () => {
     const type = uniqueName('alter');
     const topic = `outbox.event.${type}`;
     const { collector } = await relayWithCollector([topic]);
-    const insert = (id: string) => query(db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', '{"v": 1}')`, [type, id]);
+    const insert = (id: string) => query(bed.db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', '{"v": 1}')`, [type, id]);
     await insert('before');
     await collector.waitForDistinct(1);
-    await query(db.url, `alter table outbox add column if not exists tenant text default 'acme'`);
+    await query(bed.db.url, `alter table outbox add column if not exists tenant text default 'acme'`);
     await insert('after');
-    await query(db.url, `alter table outbox alter column event_type type varchar(200)`);
+    await query(bed.db.url, `alter table outbox alter column event_type type varchar(200)`);
     await insert('after-type-change');
     await collector.waitForDistinct(3);
     expect(collector.records.map((r) => r.key)).toEqual(['before', 'after', 'after-type-change']);
@@ -170,8 +152,8 @@ describe('relay delivery (real Postgres and Kafka)', () => {
   it('relays a Debezium-style outbox table through the column mapping options', async () => {
     const table = uniqueName('dbz_outbox');
     const publication = uniqueName('dbz_pub');
-    await query(db.url, `create table ${table} (id uuid primary key default gen_random_uuid(), aggregatetype varchar(255) not null, aggregateid varchar(255) not null, type varchar(255) not null, payload jsonb)`);
-    await query(db.url, `create publication ${publication} for table ${table} with (publish = 'insert')`);
+    await query(bed.db.url, `create table ${table} (id uuid primary key default gen_random_uuid(), aggregatetype varchar(255) not null, aggregateid varchar(255) not null, type varchar(255) not null, payload jsonb)`);
+    await query(bed.db.url, `create publication ${publication} for table ${table} with (publish = 'insert')`);
     const type = uniqueName('Customer');
     const topic = `outbox.event.${type}`;
     const { collector } = await relayWithCollector([topic], {
@@ -181,7 +163,7 @@ describe('relay delivery (real Postgres and Kafka)', () => {
       OUTBOX_TAIL_COLUMN_AGGREGATE_ID: 'aggregateid',
       OUTBOX_TAIL_COLUMN_EVENT_TYPE: 'type',
     });
-    await query(db.url, `insert into ${table}(aggregatetype, aggregateid, type, payload) values ($1, 'c-1', 'CustomerCreated', '{"name": "Ann"}')`, [type]);
+    await query(bed.db.url, `insert into ${table}(aggregatetype, aggregateid, type, payload) values ($1, 'c-1', 'CustomerCreated', '{"name": "Ann"}')`, [type]);
     await collector.waitForDistinct(1);
     const [record] = collector.records;
     expect(record).toMatchObject({ topic, key: 'c-1', headers: { aggregate_type: type, aggregate_id: 'c-1', event_type: 'CustomerCreated' } });

@@ -1,45 +1,20 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
-import { KafkaCollector } from '../support/kafka-collector.js';
-import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
+import { uniqueName } from '../support/database.js';
+import { isStreaming } from '../support/relay-process.js';
+import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, currentWalLsn, query, waitForConfirmed } from '../support/slot.js';
-import { getStack } from '../support/stack.js';
 
-const stack = getStack();
-let db: TestDatabase;
-const relays: RelayProcess[] = [];
-const collectors: KafkaCollector[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase(stack);
-});
-afterEach(async () => {
-  await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')));
-  await Promise.all(collectors.splice(0).map((c) => c.stop()));
-});
-afterAll(async () => {
-  await db?.drop();
-});
-
-function relay(slot: string, variant?: RelayVariant, env: Record<string, string> = {}): RelayProcess {
-  const r = startRelay({ databaseUrl: db.url, brokers: stack.brokers, slot, env, ...(variant ? { variant } : {}) });
-  relays.push(r);
-  return r;
-}
-
-async function collect(topics: string[]): Promise<KafkaCollector> {
-  const c = await new KafkaCollector(stack.brokers).start(topics);
-  collectors.push(c);
-  return c;
-}
+const bed = relayTestbed();
+const relay = (slot: string, variant?: RelayVariant, env: Record<string, string> = {}) => bed.relay(slot, { env, ...(variant ? { variant } : {}) });
+const collect = (topics: string[]) => bed.collect(topics);
 
 /** Inserts one outbox row per aggregate id in one transaction; returns the LSN after the commit. */
 async function commitRows(type: string, ids: string[], client?: pg.Client): Promise<bigint> {
   const own = !client;
-  const c = client ?? new pg.Client({ connectionString: db.url });
+  const c = client ?? new pg.Client({ connectionString: bed.db.url });
   if (own) await c.connect();
   try {
     await c.query('begin');
@@ -62,19 +37,19 @@ describe('LSN safety', () => {
     const type = uniqueName('adj');
     const topic = `outbox.event.${type}`;
     const slot = uniqueName('slot');
-    await createSlot(db.url, slot);
+    await createSlot(bed.db.url, slot);
     const collector = await collect([topic]);
     const first = relay(slot, variant);
     await first.waitForLog(isStreaming);
-    const t2 = new pg.Client({ connectionString: db.url });
+    const t2 = new pg.Client({ connectionString: bed.db.url });
     await t2.connect();
     await t2.query('begin');
     await t2.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 't2', 'E', '{}')`, [type]);
     const t1End = await commitRows(type, ['t1']);
     await collector.waitUntil((c) => c.records.some((r) => r.key === 't1'));
     // T2 is open, so no keepalive can be confirmed: the slot stops exactly at what the frontier allows.
-    await waitForConfirmed(db.url, slot, t1End, 10_000);
-    const confirmedAtKill = await confirmedFlushLsn(db.url, slot);
+    await waitForConfirmed(bed.db.url, slot, t1End, 10_000);
+    const confirmedAtKill = await confirmedFlushLsn(bed.db.url, slot);
     await first.kill('SIGKILL');
     await t2.query('commit');
     await t2.end();
@@ -97,20 +72,20 @@ describe('LSN safety', () => {
     const type = uniqueName('term');
     const topic = `outbox.event.${type}`;
     const slot = uniqueName('slot');
-    await createSlot(db.url, slot);
+    await createSlot(bed.db.url, slot);
     const collector = await collect([topic]);
     // Periodic status updates far apart, so only the shutdown path can confirm in time.
     const r = relay(slot, undefined, { OUTBOX_TAIL_STATUS_INTERVAL_MS: '600000' });
     await r.waitForLog(isStreaming);
-    const before = await confirmedFlushLsn(db.url, slot);
+    const before = await confirmedFlushLsn(bed.db.url, slot);
     const end = await commitRows(type, Array.from({ length: 200 }, (_, i) => `k${i}`));
     await collector.waitForDistinct(200);
-    expect(await confirmedFlushLsn(db.url, slot)).toBe(before);
+    expect(await confirmedFlushLsn(bed.db.url, slot)).toBe(before);
     r.child.kill('SIGTERM');
     const exit = await r.exited;
     expect(exit).toEqual({ code: 0, signal: null });
     expect(r.logs.some((l) => l.event === 'drained')).toBe(true);
-    expect(await confirmedFlushLsn(db.url, slot)).toBeGreaterThanOrEqual(end);
+    expect(await confirmedFlushLsn(bed.db.url, slot)).toBeGreaterThanOrEqual(end);
     // Nothing left to replay: a new relay publishes no duplicates.
     const again = relay(slot);
     await again.waitForLog(isStreaming);
@@ -125,7 +100,7 @@ describe('slot ownership and hygiene', () => {
     const type = uniqueName('standby');
     const topic = `outbox.event.${type}`;
     const slot = uniqueName('slot');
-    await createSlot(db.url, slot);
+    await createSlot(bed.db.url, slot);
     const collector = await collect([topic]);
     const active = relay(slot);
     await active.waitForLog(isStreaming);
@@ -144,15 +119,15 @@ describe('slot ownership and hygiene', () => {
 
   it('keeps confirmed_flush_lsn moving while the outbox is idle and another table is busy', async () => {
     const slot = uniqueName('slot');
-    await createSlot(db.url, slot);
+    await createSlot(bed.db.url, slot);
     const r = relay(slot);
     await r.waitForLog(isStreaming);
     const other = uniqueName('busy');
-    await query(db.url, `create table ${other} (id bigserial primary key, filler text)`);
-    const start = await confirmedFlushLsn(db.url, slot);
-    for (let i = 0; i < 5; i++) await query(db.url, `insert into ${other}(filler) select repeat('x', 500) from generate_series(1, 4000)`);
-    const end = await currentWalLsn(db.url);
+    await query(bed.db.url, `create table ${other} (id bigserial primary key, filler text)`);
+    const start = await confirmedFlushLsn(bed.db.url, slot);
+    for (let i = 0; i < 5; i++) await query(bed.db.url, `insert into ${other}(filler) select repeat('x', 500) from generate_series(1, 4000)`);
+    const end = await currentWalLsn(bed.db.url);
     expect(end - start).toBeGreaterThan(10_000_000n); // > 10 MB of WAL the slot would otherwise retain
-    await waitForConfirmed(db.url, slot, end, 30_000);
+    await waitForConfirmed(bed.db.url, slot, end, 30_000);
   });
 });
