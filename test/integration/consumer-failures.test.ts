@@ -190,3 +190,43 @@ describe('stop policy', () => {
     expect(await processedIds(groupId)).toEqual([]);
   });
 });
+
+describe('database failures', () => {
+  it('a dropped database connection is retried without counting against the record, so it is never dead-lettered', async () => {
+    const topic = await newTopic('dropconn');
+    const dlq = await newTopic('dropconn_dlq');
+    const groupId = uniqueName('g_dropconn');
+    const x = randomUUID();
+    await produce(topic, [{ id: x }]);
+    let drops = 2;
+    const c = consumer({
+      groupId,
+      topics: [topic],
+      maxAttempts: 1, // a single counted failure would dead-letter it
+      onFailure: 'dead-letter',
+      deadLetterTopic: dlq,
+      handler: async (tx, event) => {
+        await tx.query('insert into effects (consumer_group, message_id) values ($1, $2)', [groupId, event.id]);
+        // The server ends this session (SQLSTATE 57P01), as in a failover or a restart.
+        if (drops-- > 0) await tx.query('select pg_terminate_backend(pg_backend_pid())');
+      },
+    });
+    await c.start();
+    await waitFor('offset 1 committed', async () => (await committed(groupId, topic)) === 1);
+    expect(c.stats).toMatchObject({ processed: 1, transientRetries: 2, handlerFailures: 0, deadLettered: 0 });
+    expect(await effectsById(groupId)).toEqual({ [x]: 1 });
+  });
+
+  it('stops with a clear error when processed_messages is missing, without committing', async () => {
+    const topic = await newTopic('notable');
+    const groupId = uniqueName('g_notable');
+    await produce(topic, [{ id: randomUUID() }]);
+    const c = consumer({ groupId, topics: [topic], maxAttempts: 2, processedTable: 'no_such_table', handler: recordEffect(groupId) });
+    const error = (await ended(c).catch((e: unknown) => e)) as OutboxTailError;
+    expect(error).toBeInstanceOf(OutboxTailError);
+    expect(error.code).toBe('PG_ERROR');
+    expect(error.message).toMatch(/relation "no_such_table" does not exist/);
+    expect(error.hint).toMatch(/0002_processed_messages\.sql/);
+    expect(await committed(groupId, topic)).toBe(-1);
+  });
+});

@@ -309,6 +309,34 @@ describe('idempotent consumer', () => {
   });
 });
 
+describe('consumer groups', () => {
+  it('two members of one group apply each id once across a rebalance', async () => {
+    const topic = await newTopic('rebalance', 3);
+    const groupId = uniqueName('g_rebalance');
+    const unique = ids(30);
+    // Every id twice, keyed so that all three partitions get records; a copy lands where the original did.
+    const records = [...unique, ...unique].map((id) => ({ id, key: `order-${unique.indexOf(id) % 10}` }));
+    await produce(topic, records);
+    const slow = async (...args: Parameters<IdempotentConsumerOptions['handler']>) => {
+      await new Promise((r) => setTimeout(r, 30));
+      await recordEffect(groupId)(...args);
+    };
+    const first = consumer({ groupId, topics: [topic], handler: slow });
+    await first.start();
+    await waitFor('10 effects', async () => Object.keys(await effectsById(groupId)).length >= 10);
+    const second = consumer({ groupId, topics: [topic], handler: slow });
+    await second.start(); // joins: the group rebalances while the first member is mid-stream
+    const totalCommitted = async () => {
+      const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return t!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+    };
+    await waitFor('60 offsets committed', async () => (await totalCommitted()) === 60, 60_000);
+    expect(await effectsById(groupId)).toEqual(Object.fromEntries(unique.map((id) => [id, 1])));
+    expect(first.stats.processed + second.stats.processed).toBe(30);
+    expect(first.stats.duplicatesSkipped + second.stats.duplicatesSkipped).toBeGreaterThanOrEqual(30);
+  });
+});
+
 describe('offset commits', () => {
   it.each([
     ['one transaction per record', undefined],
