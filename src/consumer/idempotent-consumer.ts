@@ -60,7 +60,7 @@ export interface IdempotentConsumerOptions<P = unknown> {
   clientId?: string;
   /** Extra kafkajs client settings (ssl, sasl, timeouts, retry). */
   kafka?: Omit<KafkaConfig, 'brokers' | 'clientId' | 'logCreator'>;
-  /** kafkajs consumer settings. */
+  /** kafkajs consumer settings. maxWaitTimeInMs defaults to 1000 (kafkajs: 5000), which also bounds how long stop() waits for a fetch in flight. */
   consumer?: { sessionTimeout?: number; rebalanceTimeout?: number; heartbeatInterval?: number; maxWaitTimeInMs?: number; maxBytesPerPartition?: number };
   /** Allow the dead-letter producer to create its topic; default true. */
   allowAutoTopicCreation?: boolean;
@@ -252,7 +252,7 @@ class IdempotentConsumerImpl<P> implements IdempotentConsumer {
     this.stats.state = 'starting';
     const o = this.options;
     try {
-      const consumer = this.kafka.consumer({ groupId: o.groupId, ...o.consumer });
+      const consumer = this.kafka.consumer({ groupId: o.groupId, maxWaitTimeInMs: 1_000, ...o.consumer });
       this.consumer = consumer;
       consumer.on(consumer.events.CRASH, ({ payload }) => {
         if (payload.restart) {
