@@ -75,6 +75,7 @@ export const configSchema = z
     shutdownTimeoutMs: int(100).default(30_000),
     connectTimeoutMs: int(100).default(10_000),
     kafkaRetries: int(0).default(5),
+    kafkaClient: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
     // Operations: secrets from files, TLS, SASL, metrics and health.
     databaseUrlFile: path.optional(),
     pgSslmode: z.enum(['disable', 'require', 'verify-ca', 'verify-full']).optional(),

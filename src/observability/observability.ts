@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { packageRoot } from '../admin/package-root.js';
 import type { RelayConfig } from '../config/config-schema.js';
 import type { RelayStats } from '../relay/relay-stats.js';
-import { KafkaSink, kafkaSinkOptions } from '../sink/kafka-sink.js';
+import { createKafkaSink } from '../sink/create-sink.js';
 import type { Sink } from '../sink/sink.js';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from './metrics-server.js';
 import { createRelayMetrics, type RelayMetrics } from './relay-metrics.js';
@@ -13,8 +13,8 @@ import { SlotMonitor } from './slot-monitor.js';
 
 export type SinkFactory = (config: RelayConfig, logger: Logger) => Sink;
 
-/** The Kafka sink with the config's TLS and SASL settings. */
-export const kafkaSinkFactory: SinkFactory = (config, logger) => new KafkaSink(kafkaSinkOptions(config, logger));
+/** The Kafka sink of --kafka-client with the config's TLS and SASL settings. */
+export const kafkaSinkFactory: SinkFactory = createKafkaSink;
 
 function packageVersion(): string {
   try {

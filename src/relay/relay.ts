@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Checkpointer } from '../checkpoint/checkpointer.js';
 import type { RelayConfig } from '../config/config-schema.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { KafkaSink, kafkaSinkOptions } from '../sink/kafka-sink.js';
+import { createKafkaSink } from '../sink/create-sink.js';
 import type { Sink } from '../sink/sink.js';
 import { backoffDelay } from './backoff.js';
 import { pgConnection } from './pg-connection.js';
@@ -110,5 +110,5 @@ export class Relay {
 }
 
 function defaultSink(config: RelayConfig, logger: Logger): Sink {
-  return new KafkaSink(kafkaSinkOptions(config, logger));
+  return createKafkaSink(config, logger);
 }

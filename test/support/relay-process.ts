@@ -52,6 +52,8 @@ export function startRelay(options: StartRelayOptions): RelayProcess {
     OUTBOX_TAIL_LOG_LEVEL: 'info',
     // Several relays run at once in tests: an ephemeral metrics port each.
     OUTBOX_TAIL_METRICS_LISTEN: '127.0.0.1:0',
+    // Run the same suites against the other Kafka client: OUTBOX_TAIL_KAFKA_CLIENT=platformatic npx vitest ...
+    ...(process.env.OUTBOX_TAIL_KAFKA_CLIENT ? { OUTBOX_TAIL_KAFKA_CLIENT: process.env.OUTBOX_TAIL_KAFKA_CLIENT } : {}),
     ...options.env,
   };
   const [command, args] = options.variant

@@ -1,0 +1,141 @@
+import type { Producer, SASLOptions as PltSaslOptions } from '@platformatic/kafka';
+import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import type { KafkaSinkOptions } from './kafka-sink.js';
+import { javaPartition } from './murmur2.js';
+import type { Sink, SinkRecord } from './sink.js';
+
+type PltProducer = Producer<Buffer, Buffer, string, string>;
+
+interface PltLikeError {
+  name?: string;
+  code?: string;
+  apiId?: string;
+  message?: string;
+  canRetry?: boolean;
+  cause?: unknown;
+  errors?: unknown[];
+}
+
+/** Every error in a @platformatic/kafka error tree (MultipleErrors nest their causes in `errors`). */
+function flatten(error: unknown, out: PltLikeError[] = [], depth = 0): PltLikeError[] {
+  if (!error || typeof error !== 'object' || depth > 6 || out.length > 50) return out;
+  const e = error as PltLikeError;
+  out.push(e);
+  if (Array.isArray(e.errors)) for (const inner of e.errors) flatten(inner, out, depth + 1);
+  if (e.cause && e.cause !== error) flatten(e.cause, out, depth + 1);
+  return out;
+}
+
+/** Classifies a @platformatic/kafka error by its codes (never by message text), like classifyKafkaError does for kafkajs. */
+export function classifyPlatformaticError(error: unknown, context: string): OutboxTailError {
+  if (OutboxTailError.is(error)) return error;
+  const errors = flatten(error);
+  const codes = new Set(errors.flatMap((e) => [e.code, e.apiId]).filter((c): c is string => typeof c === 'string'));
+  const leaf = errors.filter((e) => !Array.isArray(e.errors)).map((e) => `${e.apiId ?? e.code ?? e.name ?? 'Error'}: ${e.message ?? ''}`);
+  const detail = `${context}: ${(leaf.length ? leaf : errors.map((e) => e.message ?? String(e))).slice(0, 5).join(' <- ')}`;
+  if (codes.has('MESSAGE_TOO_LARGE') || codes.has('RECORD_LIST_TOO_LARGE')) {
+    return new OutboxTailError('MESSAGE_TOO_LARGE', detail, {
+      hint: "the record exceeds the broker's max.message.bytes (or the topic's); raise it or use --on-oversize=dead-letter",
+      cause: error,
+    });
+  }
+  if (codes.has('PLT_KFK_AUTHENTICATION') || codes.has('SASL_AUTHENTICATION_FAILED')) {
+    return new OutboxTailError('KAFKA_AUTH_FAILED', detail, { hint: 'check the SASL mechanism, user and password for Kafka', cause: error });
+  }
+  if (codes.has('PLT_KFK_NETWORK') || codes.has('PLT_KFK_TIMEOUT')) {
+    return new OutboxTailError('KAFKA_UNREACHABLE', detail, {
+      retriable: true,
+      hint: 'check --brokers and that the Kafka brokers are up and reachable',
+      cause: error,
+    });
+  }
+  // Everything else (leader changes, producer fencing, sequence errors, ...):
+  // recreate the producer and replay from the slot.
+  return new OutboxTailError('KAFKA_ERROR', detail, { retriable: true, cause: error });
+}
+
+/** Closes the producer's connections (forced: nothing of ours is in flight), errors ignored. */
+function closeQuietly(producer: PltProducer): Promise<void> {
+  return new Promise((resolve) => producer.close(true, () => resolve()));
+}
+
+function pltSasl(sasl: NonNullable<KafkaSinkOptions['sasl']>): PltSaslOptions {
+  const { mechanism } = sasl;
+  const mapped = mechanism === 'plain' ? 'PLAIN' : mechanism === 'scram-sha-256' ? 'SCRAM-SHA-256' : mechanism === 'scram-sha-512' ? 'SCRAM-SHA-512' : null;
+  if (!mapped || !('username' in sasl)) {
+    throw new OutboxTailError('CONFIG_INVALID', `SASL mechanism ${mechanism} is not supported with --kafka-client platformatic`);
+  }
+  return { mechanism: mapped, username: sasl.username, password: sasl.password };
+}
+
+/**
+ * The Sink on @platformatic/kafka, selected with --kafka-client platformatic:
+ * the same contract as KafkaSink (idempotent producer, acks=all, resolves
+ * only when every record of the batch is acknowledged, the Java-compatible
+ * partition for each key), with a leaner record encoder than kafkajs (see
+ * test/bench/PERFORMANCE.md). One send at a time: the relay awaits each batch.
+ */
+export class PlatformaticKafkaSink implements Sink {
+  private producer: PltProducer | null = null;
+
+  constructor(private readonly options: KafkaSinkOptions) {}
+
+  async connect(): Promise<void> {
+    const o = this.options;
+    // Loaded on first use: the library compiles its option validators at import
+    // time, which costs start-up time and memory in relays that use kafkajs.
+    const { Producer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
+    const producer: PltProducer = new Producer({
+      clientId: o.clientId,
+      bootstrapBrokers: o.brokers,
+      connectTimeout: o.connectTimeoutMs,
+      retries: o.retries,
+      retryDelay: 200,
+      idempotent: true,
+      acks: ProduceAcks.ALL,
+      autocreateTopics: o.allowAutoTopicCreation,
+      serializers: { key: (key?: Buffer) => key, value: (value?: Buffer) => value, headerKey: stringSerializer, headerValue: stringSerializer },
+      ...(o.ssl ? { tls: o.ssl === true ? {} : o.ssl } : {}),
+      ...(o.sasl ? { sasl: pltSasl(o.sasl) } : {}),
+    });
+    try {
+      // Connects, and gets the producer id now rather than at the first send.
+      await producer.initIdempotentProducer({});
+    } catch (error) {
+      await closeQuietly(producer);
+      throw classifyPlatformaticError(error, 'connecting the Kafka producer (@platformatic/kafka)');
+    }
+    this.producer = producer;
+  }
+
+  async send(records: readonly SinkRecord[]): Promise<void> {
+    const producer = this.producer;
+    if (!producer) throw new Error('PlatformaticKafkaSink.send before connect');
+    if (records.length === 0) return;
+    const topics = [...new Set(records.map((r) => r.topic))];
+    try {
+      // Partitions are chosen here, with Java's default partitioner (kafkajs's
+      // DefaultPartitioner computes the same), so a key keeps its partition
+      // whichever client published it. Metadata is cached by the client
+      // (metadataMaxAge) and fetched on the first record of a new topic.
+      const metadata = await producer.metadata({ topics, autocreateTopics: this.options.allowAutoTopicCreation });
+      const messages = new Array(records.length);
+      for (let i = 0; i < records.length; i++) {
+        const r = records[i]!;
+        const key = Buffer.from(r.key);
+        const count = metadata.topics.get(r.topic)?.partitionsCount;
+        if (!count) throw new OutboxTailError('KAFKA_ERROR', `no partition metadata for topic ${r.topic}`, { retriable: true });
+        messages[i] = { topic: r.topic, key, value: r.value, headers: r.headers, partition: javaPartition(key, count) };
+      }
+      await producer.send({ messages });
+    } catch (error) {
+      throw classifyPlatformaticError(error, `publishing ${records.length} record(s) to ${topics.join(', ')}`);
+    }
+  }
+
+  async disconnect(): Promise<void> {
+    const producer = this.producer;
+    this.producer = null;
+    if (producer) await closeQuietly(producer);
+  }
+}
