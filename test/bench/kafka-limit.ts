@@ -16,8 +16,7 @@
 import pg from 'pg';
 import pino from 'pino';
 import type { OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
-import { KafkaSink } from '../../src/sink/kafka-sink.js';
-import { RecordBuilder } from '../../src/sink/record-builder.js';
+import { benchSink, recordBuilderModule } from './dist.js';
 import type { SinkRecord } from '../../src/sink/sink.js';
 import { cutBatches } from './batching.js';
 
@@ -29,9 +28,12 @@ interface Args {
   topic: string;
   batchMaxMessages: number;
   batchMaxBytes: number;
+  /** kafkajs or platformatic: the relay's sink of that client. */
+  kafkaClient: string;
 }
 
 const args = JSON.parse(process.env.BENCH_ARGS ?? '{}') as Args;
+const { RecordBuilder } = await recordBuilderModule();
 
 async function loadRecords(): Promise<SinkRecord[]> {
   const client = new pg.Client({ connectionString: args.databaseUrl });
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
   const records = await loadRecords();
   const batches = cutBatches(records, args.batchMaxMessages, args.batchMaxBytes);
   const logger = pino({ level: 'warn' });
-  const sink = new KafkaSink({ brokers: args.brokers, clientId: 'outbox-tail-bench-kafka-limit', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger });
+  const sink = await benchSink(args.kafkaClient, { brokers: args.brokers, clientId: 'outbox-tail-bench-kafka-limit', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger });
   await sink.connect();
   const t0 = performance.now();
   for (const batch of batches) await sink.send(batch);

@@ -7,9 +7,11 @@
  *
  * Prints the relay's JSON logs, then one `{"event":"null-sink","records":N,...}` line at exit.
  */
-import { runDaemon } from '../../src/cli/run-daemon.js';
-import { resolveConfig } from '../../src/config/resolve-config.js';
+import { resolveConfigModule, runDaemonModule } from './dist.js';
 import { NullSink } from './null-sink.js';
+
+const { runDaemon } = await runDaemonModule();
+const { resolveConfig } = await resolveConfigModule();
 
 const config = resolveConfig({ env: process.env });
 if (!config.slot) throw new Error('OUTBOX_TAIL_SLOT is required');

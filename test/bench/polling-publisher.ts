@@ -16,8 +16,7 @@
 import pg from 'pg';
 import pino from 'pino';
 import type { OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
-import { KafkaSink } from '../../src/sink/kafka-sink.js';
-import { RecordBuilder } from '../../src/sink/record-builder.js';
+import { benchSink, recordBuilderModule } from './dist.js';
 import { cutBatches } from './batching.js';
 
 interface Args {
@@ -30,9 +29,12 @@ interface Args {
   pollIntervalMs: number;
   batchMaxMessages: number;
   batchMaxBytes: number;
+  /** kafkajs or platformatic: the relay's sink of that client. */
+  kafkaClient: string;
 }
 
 const args = JSON.parse(process.env.BENCH_ARGS ?? '{}') as Args;
+const { RecordBuilder } = await recordBuilderModule();
 
 interface Row {
   seq: string;
@@ -48,7 +50,7 @@ interface Row {
 async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: args.databaseUrl });
   await client.connect();
-  const sink = new KafkaSink({ brokers: args.brokers, clientId: 'outbox-tail-bench-polling', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger: pino({ level: 'warn' }) });
+  const sink = await benchSink(args.kafkaClient, { brokers: args.brokers, clientId: 'outbox-tail-bench-polling', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger: pino({ level: 'warn' }) });
   await sink.connect();
   const builder = new RecordBuilder(args.topic);
   // Rows have no commit LSN; the header keeps its usual width.

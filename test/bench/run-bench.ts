@@ -43,6 +43,7 @@ const { values: flags } = parseArgs({
     'node-args': { type: 'string' },
     profile: { type: 'string' },
     'poll-interval-ms': { type: 'string' },
+    'kafka-client': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -66,6 +67,8 @@ if (flags.help) {
   --node-args "..."     extra node flags for every relay process (e.g. --max-semi-space-size=8)
   --profile DIR         run the relay processes with --cpu-prof into DIR
   --poll-interval-ms N  polling baseline's sleep when nothing is unsent (default 10)
+  --kafka-client C      kafkajs (default) or platformatic: the relay's --kafka-client, also used by
+                        the Kafka limit and the polling baseline
 `);
   process.exit(0);
 }
@@ -84,7 +87,10 @@ const opts = {
   relayEnv: Object.fromEntries((flags['relay-env'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<string, string>,
   nodeArgs: flags['node-args']?.split(/\s+/).filter(Boolean) ?? [],
   profileDir: flags.profile,
+  kafkaClient: flags['kafka-client'] ?? 'kafkajs',
 };
+if (!['kafkajs', 'platformatic'].includes(opts.kafkaClient)) throw new Error('--kafka-client must be kafkajs or platformatic');
+opts.relayEnv.OUTBOX_TAIL_KAFKA_CLIENT ??= opts.kafkaClient;
 for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; use ${SCENARIOS.join(',')}`);
 for (const [k, v] of [['events', opts.events], ['big-rows', opts.bigRows], ['steady-seconds', opts.steadySeconds], ['partitions', opts.partitions]] as const) {
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
@@ -249,7 +255,7 @@ async function kafkaLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<{
     nodeArgs: ['--import', 'tsx'],
     script: `${ROOT}test/bench/kafka-limit.ts`,
     env: {
-      BENCH_ARGS: JSON.stringify({ databaseUrl: ctx.db.url, brokers: ctx.brokers, aggregateType: backlog.type, table: 'public.outbox', topic, batchMaxMessages: BATCH_MAX_MESSAGES, batchMaxBytes: BATCH_MAX_BYTES }),
+      BENCH_ARGS: JSON.stringify({ databaseUrl: ctx.db.url, brokers: ctx.brokers, aggregateType: backlog.type, table: 'public.outbox', topic, batchMaxMessages: BATCH_MAX_MESSAGES, batchMaxBytes: BATCH_MAX_BYTES, kafkaClient: opts.kafkaClient }),
     },
   });
   const line = (await proc.waitForLog((l) => l.event === 'kafka-limit', catchupTimeout(events))) as unknown as { events: number; seconds: number };
@@ -333,6 +339,7 @@ function startPolling(ctx: Ctx, topic: string): BenchProcess {
         pollIntervalMs: opts.pollIntervalMs,
         batchMaxMessages: BATCH_MAX_MESSAGES,
         batchMaxBytes: BATCH_MAX_BYTES,
+        kafkaClient: opts.kafkaClient,
       }),
     },
   });
@@ -401,7 +408,7 @@ async function main(): Promise<void> {
         const decode = await decodeLimit(ctx, backlog, backlog.slots[1]!, events);
         log(`  decode limit (null sink): ${decode.events_per_sec} events/s (${decode.seconds} s from streaming)`);
         const kafkaL = await kafkaLimit(ctx, backlog, events);
-        log(`  Kafka limit (kafkajs alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s)`);
+        log(`  Kafka limit (${opts.kafkaClient} alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s)`);
         result.limits = {
           decode_events_per_sec: decode.events_per_sec,
           kafka_events_per_sec: kafkaL.events_per_sec,
@@ -487,6 +494,7 @@ async function main(): Promise<void> {
     mem_gb: Math.round(totalmem() / 2 ** 30),
     loadavg_1m_at_start: round(loadAtStart, 2),
     loadavg_1m_at_end: round(loadavg()[0]!, 2),
+    kafka_client: opts.kafkaClient,
     node: process.version,
     postgres: versions.postgres,
     kafka: versions.kafka,
@@ -549,7 +557,7 @@ function table(r: Record<string, unknown>): string {
   if (batched) rows.push(['catchup_batched (100-row txns)', c(batched.events_per_sec), c(batched.seconds), '-', '-', '-', c(batched.peak_rss_mb)]);
   if (limits) {
     rows.push(['limit: decode (null sink)', c(limits.decode_events_per_sec), c(limits.decode_seconds), '-', '-', '-', '-']);
-    rows.push(['limit: Kafka (kafkajs alone)', c(limits.kafka_events_per_sec), c(limits.kafka_seconds), '-', '-', '-', '-']);
+    rows.push([`limit: Kafka (${opts.kafkaClient} alone)`, c(limits.kafka_events_per_sec), c(limits.kafka_seconds), '-', '-', '-', '-']);
   }
   if (big) rows.push([`big_txn (${big.rows} rows)`, c(Math.round(big.rows / big.seconds)), c(big.seconds), '-', '-', '-', c(big.peak_rss_mb)]);
   for (const s of (r.steady as SteadyResult[] | undefined) ?? []) rows.push([`steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), c(s.peak_rss_mb)]);
