@@ -62,7 +62,7 @@ export interface CrashResult {
 }
 
 /** Small seeded PRNG (mulberry32), so a run's kill timings are reproducible from --seed. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -74,6 +74,28 @@ function rng(seed: number): () => number {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * I5, the recount's order rule, for other suites (the fault suite): per key,
+ * first occurrences of ids must follow commit order (commit_lsn header), and a
+ * cancellation never precedes its creation. Records in consumption order.
+ */
+export function countOrderViolations(records: ReadonlyArray<{ key: string | null; headers: Record<string, string> }>): number {
+  let violations = 0;
+  const firstSeen = new Set<string>();
+  const lastPerKey = new Map<string, { lsn: bigint; type: string }>();
+  for (const r of records) {
+    const id = r.headers.id ?? '';
+    if (firstSeen.has(id)) continue;
+    firstSeen.add(id);
+    if (!r.headers.commit_lsn) continue;
+    const lsn = Lsn.parse(r.headers.commit_lsn);
+    const previous = lastPerKey.get(r.key ?? '');
+    if (previous && (lsn < previous.lsn || (previous.type === 'OrderCancelled' && r.headers.event_type === 'OrderCreated'))) violations++;
+    lastPerKey.set(r.key ?? '', { lsn, type: r.headers.event_type ?? '' });
+  }
+  return violations;
+}
 
 interface Child {
   process: ChildProcess;
@@ -156,8 +178,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     // --- the writer -------------------------------------------------------------
     let gate: Promise<void> | null = null; // closed while a straddle kill is set up
     let rolledBack = 0;
-    // Spread the writes over the whole kill window (kills are 0.3-0.7 s apart, plus restart overhead).
-    const killWindowMs = options.kills * 800 + 1000;
+    // Spread the writes over the whole kill window, so every kill lands while orders are written:
+    // a kill cycle is a relay restart (about 1-2 s until it streams) plus 0.3-0.7 s of streaming.
+    const killWindowMs = options.kills * 3000 + 1000;
     const rate = options.orders / (killWindowMs / 1000);
     let nextId = 1;
     let written = 0;
@@ -222,6 +245,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     let consumerKills = 0;
     const consumerKillAt = new Set(Array.from({ length: options.consumerKills }, (_, j) => Math.max(1, Math.round(((j + 1) * options.kills) / (options.consumerKills + 1)))));
     for (let k = 1; k <= options.kills; k++) {
+      // Kill 0.3-0.7 s into the relay's streaming (a restart itself takes about a second
+      // under load: counting from the spawn, most kills would hit a relay still starting).
+      if (writerMode === 'outbox') await relay!.waitForLog(isStreaming, 60_000).catch(() => undefined);
       await sleep(300 + random() * 400);
       if (writerMode === 'naive') {
         // Targeted kill point: right after a COMMIT, before its send.
