@@ -2,9 +2,12 @@
  * A fixed-rate writer for the steady scenarios: single-row transactions
  * (autocommit INSERTs) of the same ~300-byte payload as the backlog, spread
  * over a few connections, paced against the wall clock. Every row gets an id
- * chosen here, and the wall-clock time right after its COMMIT returned is kept
- * (id -> ms since the epoch, sub-millisecond), so latency can be measured
- * against the record's LogAppendTime in Kafka.
+ * chosen here, and two wall-clock times are kept (ms since the epoch,
+ * sub-millisecond): when its INSERT (autocommit: INSERT + COMMIT in one
+ * statement) was handed to the connection, and when the reply came back. The
+ * commit happened between the two, so latency measured from the first is an
+ * upper bound and from the second a lower bound (the reply can reach a busy
+ * writer after Kafka already appended the record).
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -16,10 +19,10 @@ export interface WriterResult {
   /** Rows committed after the warm-up: the ones in commitTimes. */
   measured: number;
   seconds: number;
-  /** id -> commit time (ms since the epoch, fractional). */
+  /** id -> when the INSERT was sent (ms since the epoch, fractional): at or before the commit. */
   commitTimes: Map<string, number>;
-  /** How far behind schedule the writer fell at most (ms). */
-  maxLagMs: number;
+  /** id -> when the reply (the commit) came back: at or after the commit. */
+  replyTimes: Map<string, number>;
 }
 
 export const nowMs = () => performance.timeOrigin + performance.now();
@@ -37,6 +40,7 @@ export async function runWriter(options: { url: string; table: string; aggregate
   const text = `insert into ${options.table} (id, aggregate_type, aggregate_id, event_type, payload)
     select $1::uuid, $2, (g % 10000)::text, 'OrderCreated', ${PAYLOAD_SQL} from (select $3::int as g) s`;
   const commitTimes = new Map<string, number>();
+  const replyTimes = new Map<string, number>();
   const pending = new Array<number>(connections).fill(0);
   const chains: Promise<unknown>[] = clients.map(() => Promise.resolve());
   const inflight = new Set<Promise<void>>();
@@ -44,7 +48,6 @@ export async function runWriter(options: { url: string; table: string; aggregate
   const total = warmup + Math.round(options.rate * options.seconds);
   let committed = 0;
   let issued = 0;
-  let maxLagMs = 0;
   let failure: unknown = null;
   const t0 = nowMs();
   const issue = () => {
@@ -57,11 +60,14 @@ export async function runWriter(options: { url: string; table: string; aggregate
     // One statement at a time per connection (pg 9 drops its implicit queue): chain them.
     const client = clients[pick]!;
     const p = chains[pick]!
-      .then(() => client.query({ name: 'bench_insert', text, values: [id, options.aggregateType, n] }))
+      .then(() => {
+        if (timed) commitTimes.set(id, nowMs());
+        return client.query({ name: 'bench_insert', text, values: [id, options.aggregateType, n] });
+      })
       .then(
         () => {
           committed++;
-          if (timed) commitTimes.set(id, nowMs());
+          if (timed) replyTimes.set(id, nowMs());
         },
         (error: unknown) => {
           failure ??= error;
@@ -77,7 +83,6 @@ export async function runWriter(options: { url: string; table: string; aggregate
   while (issued < total && !failure) {
     const elapsed = nowMs() - t0;
     const due = Math.min(total, Math.floor((elapsed * options.rate) / 1000));
-    if (due - issued > 0) maxLagMs = Math.max(maxLagMs, ((due - issued) * 1000) / options.rate);
     while (issued < due) issue();
     await new Promise((r) => setTimeout(r, 1));
   }
@@ -85,5 +90,5 @@ export async function runWriter(options: { url: string; table: string; aggregate
   const seconds = (nowMs() - t0) / 1000;
   await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
   if (failure) throw failure;
-  return { written: committed, measured: commitTimes.size, seconds, commitTimes, maxLagMs };
+  return { written: committed, measured: replyTimes.size, seconds, commitTimes, replyTimes };
 }
