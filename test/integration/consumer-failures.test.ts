@@ -6,106 +6,15 @@
  * consumer stops.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
+import { describe, expect, it } from 'vitest';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
+import { consumerTestbed } from '../support/consumer-testbed.js';
+import { uniqueName } from '../support/database.js';
 import { readTopic } from '../support/kafka.js';
-import { getStack } from '../support/stack.js';
 
-const stack = getStack();
-const kafka = new Kafka({ brokers: stack.brokers, clientId: 'consumer-failures-test', logLevel: logLevel.NOTHING });
-let db: TestDatabase;
-let pool: pg.Pool;
-let admin: Admin;
-let producer: Producer;
-const consumers: IdempotentConsumer[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase(stack);
-  pool = new pg.Pool({ connectionString: db.url, max: 8 });
-  await pool.query('create table effects (n bigserial primary key, consumer_group text not null, message_id text not null)');
-  admin = kafka.admin();
-  await admin.connect();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
-  await producer.connect();
-});
-afterEach(async () => {
-  await Promise.all(consumers.splice(0).map((c) => c.stop()));
-});
-afterAll(async () => {
-  await producer?.disconnect();
-  await admin?.disconnect();
-  await pool?.end();
-  await db?.drop();
-});
-
-// ---- helpers (same shapes as consumer-idempotency.test.ts) ------------------
-
-interface OutboxRecord {
-  id: string | null;
-  key?: string;
-  /** Raw value text; default a JSON object. */
-  value?: string;
-}
-
-function relayRecord(r: OutboxRecord) {
-  const headers: Record<string, string> = { event_type: 'OrderPlaced', aggregate_type: 'order', aggregate_id: r.key ?? 'order-1', commit_lsn: '0/1925E80' };
-  if (r.id !== null) headers.id = r.id;
-  return { key: r.key ?? 'order-1', value: r.value ?? JSON.stringify({ secret: 'card-4242' }), headers };
-}
-
-async function newTopic(prefix: string): Promise<string> {
-  const topic = uniqueName(prefix);
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-  return topic;
-}
-
-async function produce(topic: string, records: OutboxRecord[]): Promise<void> {
-  await producer.send({ topic, acks: -1, messages: records.map(relayRecord) });
-}
-
-async function committed(groupId: string, topic: string): Promise<number> {
-  const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  return Number(t!.partitions.find((p) => p.partition === 0)!.offset);
-}
-
-async function effectsById(groupId: string): Promise<Record<string, number>> {
-  const { rows } = await pool.query<{ message_id: string; n: string }>('select message_id, count(*) as n from effects where consumer_group = $1 group by message_id', [groupId]);
-  return Object.fromEntries(rows.map((r) => [r.message_id, Number(r.n)]));
-}
-
-async function processedIds(groupId: string): Promise<string[]> {
-  const { rows } = await pool.query<{ message_id: string }>('select message_id from processed_messages where consumer_group = $1 order by message_id', [groupId]);
-  return rows.map((r) => r.message_id);
-}
-
-async function waitFor(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function ended(c: IdempotentConsumer, ms = 30_000): Promise<void> {
-  return Promise.race([c.run(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`consumer ${c.groupId} still running after ${ms} ms`)), ms))]);
-}
-
-function recordEffect(groupId: string, fail?: (id: string) => boolean): IdempotentConsumerOptions['handler'] {
-  return async (tx, event) => {
-    await tx.query('insert into effects (consumer_group, message_id) values ($1, $2)', [groupId, event.id]);
-    if (fail?.(event.id)) throw new Error(`handler refuses ${event.id}`);
-  };
-}
-
-function consumer(options: Omit<IdempotentConsumerOptions, 'brokers' | 'database'>): IdempotentConsumer {
-  const c = createIdempotentConsumer({ brokers: stack.brokers, database: pool, backoff: { initialMs: 20, maxMs: 100 }, consumer: { maxWaitTimeInMs: 100 }, ...options });
-  consumers.push(c);
-  return c;
-}
+// Records carry a card number in their payload: the dead letter must point at the record, never copy it.
+const bed = consumerTestbed({ clientId: 'consumer-failures-test', defaultPayload: { secret: 'card-4242' } });
+const { stack, newTopic, produce, committed, effectsById, processedIds, waitFor, ended, recordEffect, consumer } = bed;
 
 const json = (v: string | null) => JSON.parse(v ?? 'null') as Record<string, unknown>;
 

@@ -7,122 +7,18 @@
  * `effects`; "applied once" means one effects row per outbox id.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
-import { getStack } from '../support/stack.js';
+import { describe, expect, it } from 'vitest';
+import { createIdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
+import { consumerTestbed } from '../support/consumer-testbed.js';
+import { uniqueName } from '../support/database.js';
 
-const stack = getStack();
-const kafka = new Kafka({ brokers: stack.brokers, clientId: 'consumer-idempotency-test', logLevel: logLevel.NOTHING });
-let db: TestDatabase;
-let pool: pg.Pool;
-let admin: Admin;
-let producer: Producer;
-const consumers: IdempotentConsumer[] = [];
-
-beforeAll(async () => {
-  db = await createTestDatabase(stack);
-  pool = new pg.Pool({ connectionString: db.url, max: 8 });
-  await pool.query('create table effects (n bigserial primary key, consumer_group text not null, message_id text not null, payload jsonb)');
-  admin = kafka.admin();
-  await admin.connect();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
-  await producer.connect();
+const bed = consumerTestbed({
+  clientId: 'consumer-idempotency-test',
+  effectsPayloadColumn: true,
+  defaultPayload: { n: 1 },
+  extraHeaders: { created_at: '2026-11-30 00:00:00+00' },
 });
-afterEach(async () => {
-  await Promise.all(consumers.splice(0).map((c) => c.stop()));
-});
-afterAll(async () => {
-  await producer?.disconnect();
-  await admin?.disconnect();
-  await pool?.end();
-  await db?.drop();
-});
-
-// ---- helpers ---------------------------------------------------------------
-
-interface OutboxRecord {
-  id: string | null;
-  key?: string;
-  payload?: unknown;
-}
-
-/** A record shaped like the relay's (src/sink/record-builder.ts). */
-function relayRecord(r: OutboxRecord) {
-  const headers: Record<string, string> = {
-    event_type: 'OrderPlaced',
-    aggregate_type: 'order',
-    aggregate_id: r.key ?? 'order-1',
-    commit_lsn: '0/1925E80',
-    created_at: '2026-11-30 00:00:00+00',
-  };
-  if (r.id !== null) headers.id = r.id;
-  return { key: r.key ?? 'order-1', value: JSON.stringify(r.payload ?? { n: 1 }), headers };
-}
-
-async function newTopic(prefix: string, partitions = 1): Promise<string> {
-  const topic = uniqueName(prefix);
-  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
-  return topic;
-}
-
-async function produce(topic: string, records: OutboxRecord[]): Promise<void> {
-  await producer.send({ topic, acks: -1, messages: records.map(relayRecord) });
-}
-
-/** The group's committed offset of partition 0 (-1 = none). */
-async function committed(groupId: string, topic: string): Promise<number> {
-  const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
-  return Number(t!.partitions.find((p) => p.partition === 0)!.offset);
-}
-
-async function effectsById(groupId: string): Promise<Record<string, number>> {
-  const { rows } = await pool.query<{ message_id: string; n: string }>(
-    'select message_id, count(*) as n from effects where consumer_group = $1 group by message_id',
-    [groupId],
-  );
-  return Object.fromEntries(rows.map((r) => [r.message_id, Number(r.n)]));
-}
-
-async function processedIds(groupId: string): Promise<string[]> {
-  const { rows } = await pool.query<{ message_id: string }>('select message_id from processed_messages where consumer_group = $1 order by message_id', [groupId]);
-  return rows.map((r) => r.message_id);
-}
-
-async function waitFor(what: string, predicate: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** A handler that records one effect row in the consumer's transaction. */
-function recordEffect(groupId: string, fail?: (id: string) => boolean): IdempotentConsumerOptions['handler'] {
-  return async (tx, event) => {
-    await tx.query('insert into effects (consumer_group, message_id, payload) values ($1, $2, $3)', [groupId, event.id, JSON.stringify(event.payload)]);
-    if (fail?.(event.id)) throw new Error(`handler refuses ${event.id}`);
-  };
-}
-
-function consumer(options: Omit<IdempotentConsumerOptions, 'brokers' | 'database'> & Partial<Pick<IdempotentConsumerOptions, 'database'>>): IdempotentConsumer {
-  const c = createIdempotentConsumer({
-    brokers: stack.brokers,
-    database: pool,
-    backoff: { initialMs: 20, maxMs: 100 },
-    consumer: { maxWaitTimeInMs: 100 },
-    ...options,
-  });
-  consumers.push(c);
-  return c;
-}
-
-/** The consumer's run() outcome, or a rejection when it has not ended within `ms`. */
-function ended(c: IdempotentConsumer, ms = 30_000): Promise<void> {
-  return Promise.race([c.run(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`consumer ${c.groupId} still running after ${ms} ms`)), ms))]);
-}
+const { stack, consumers, newTopic, produce, committed, effectsById, processedIds, waitFor, ended, recordEffect, consumer } = bed;
 
 const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
 
@@ -274,7 +170,7 @@ describe('idempotent consumer', () => {
       brokers: stack.brokers,
       groupId,
       topics: [topic],
-      database: db.url,
+      database: bed.db.url,
       parsePayload: (json) => {
         const p = json as { total?: unknown };
         if (typeof p.total !== 'number') throw new Error('total must be a number');
@@ -327,7 +223,7 @@ describe('consumer groups', () => {
     const second = consumer({ groupId, topics: [topic], handler: slow });
     await second.start(); // joins: the group rebalances while the first member is mid-stream
     const totalCommitted = async () => {
-      const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const [t] = await bed.admin.fetchOffsets({ groupId, topics: [topic] });
       return t!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
     };
     await waitFor('60 offsets committed', async () => (await totalCommitted()) === 60, 60_000);
