@@ -457,11 +457,10 @@ class IdempotentConsumerImpl<P> implements IdempotentConsumer {
         f.kind === 'poison'
           ? `consumer group ${this.groupId}: poison record at ${at}: ${f.reason}`
           : `consumer group ${this.groupId}: outbox id ${f.id} at ${at}: ${f.reason}`;
-      // TODO(codes): CONSUMER_POISON_RECORD / CONSUMER_HANDLER_FAILED once added to ErrorCode.
       this.fail(
         f.kind === 'poison'
-          ? new OutboxTailError('MALFORMED_ROW', message, { exitCode: EXIT.BAD_INPUT, hint: 'fix or remove the record, or run with onFailure "dead-letter"' })
-          : new OutboxTailError('PG_ERROR', message, { cause: f.cause, hint: 'fix the handler or the data it needs and restart; its offset was not committed, so the record is retried' }),
+          ? new OutboxTailError('CONSUMER_POISON_RECORD', message, { exitCode: EXIT.BAD_INPUT, hint: 'fix or remove the record, or run with onFailure "dead-letter"' })
+          : new OutboxTailError('CONSUMER_HANDLER_FAILED', message, { cause: f.cause, hint: 'fix the handler or the data it needs and restart; its offset was not committed, so the record is retried' }),
       );
       return 'halt';
     }

@@ -29,6 +29,10 @@ export type ErrorCode =
   | 'KAFKA_ERROR'
   | 'MESSAGE_TOO_LARGE'
   | 'MALFORMED_ROW'
+  /** Idempotent consumer, onFailure 'stop': the handler failed maxAttempts times for one record. */
+  | 'CONSUMER_HANDLER_FAILED'
+  /** Idempotent consumer, onFailure 'stop': a record that cannot be decoded (no id header, value not JSON, rejected by parsePayload). */
+  | 'CONSUMER_POISON_RECORD'
   | 'SHUTDOWN_TIMEOUT';
 
 /** Process exit codes, documented in the README. */

@@ -81,7 +81,7 @@ describe('stop policy', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(OutboxTailError);
-    expect((error as OutboxTailError).code).toBe('MALFORMED_ROW');
+    expect((error as OutboxTailError).code).toBe('CONSUMER_POISON_RECORD');
     expect((error as OutboxTailError).message).toMatch(new RegExp(`poison record at ${topic}/0@1: record has no "id" header`));
     expect(c.stats).toMatchObject({ processed: 1, poisonRecords: 1, deadLettered: 0, state: 'failed' });
     expect(await committed(groupId, topic)).toBe(1);

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createIdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
+import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import { consumerTestbed } from '../support/consumer-testbed.js';
 import { uniqueName } from '../support/database.js';
 
@@ -59,7 +60,8 @@ describe('idempotent consumer', () => {
       () => null,
       (error: unknown) => error as Error,
     );
-    expect(outcome).toBeInstanceOf(Error);
+    expect(outcome).toBeInstanceOf(OutboxTailError);
+    expect((outcome as OutboxTailError).code).toBe('CONSUMER_HANDLER_FAILED');
     expect(outcome!.message).toContain(x);
     expect(failing.stats).toMatchObject({ processed: 1, handlerFailures: 3, deadLettered: 0, state: 'failed' });
     // a's offset is committed, x's is not: the group resumes at x.
