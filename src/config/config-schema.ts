@@ -74,6 +74,8 @@ export const configSchema = z
     standbyRetryMs: int(100).default(2000),
     shutdownTimeoutMs: int(100).default(30_000),
     connectTimeoutMs: int(100).default(10_000),
+    // Like PostgreSQL's wal_receiver_timeout: a replication connection silent this long is dead (0 = never).
+    replicationTimeoutMs: int(0).default(60_000),
     kafkaRetries: int(0).default(5),
     kafkaClient: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
     // Operations: secrets from files, TLS, SASL, metrics and health.

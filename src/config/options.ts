@@ -67,6 +67,11 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   standbyRetryMs: { type: 'number', group: 'Runtime', describe: 'How often a standby retries a slot held by another relay' },
   shutdownTimeoutMs: { type: 'number', group: 'Runtime', describe: 'On SIGTERM, how long to wait for in-flight records' },
   connectTimeoutMs: { type: 'number', group: 'Runtime', describe: 'Connection timeout for PostgreSQL and Kafka' },
+  replicationTimeoutMs: {
+    type: 'number',
+    group: 'Runtime',
+    describe: "Reconnect when PostgreSQL sent nothing on the replication connection for this long (a keepalive is requested at half of it), like wal_receiver_timeout; keep it at least the server's wal_sender_timeout; 0 = never",
+  },
   databaseUrlFile: { type: 'string', group: 'Source', describe: 'Read the PostgreSQL URL from this file (keeps the password out of argv and env)' },
   pgSslmode: {
     type: 'string',

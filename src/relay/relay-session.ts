@@ -267,9 +267,27 @@ export class RelaySession {
   private sendStatus(): void {
     const source = this.source;
     if (!source || this.failure) return;
+    // A replication connection that went silent is dead even without an error:
+    // behind a network black hole no FIN or RST ever arrives, our status
+    // updates vanish, the walsender times out and frees the slot, and this
+    // session would wait for data forever. Like wal_receiver_timeout: ask for
+    // a keepalive at half the timeout, give the connection up at the timeout
+    // and replay from the slot on a new one.
+    const timeout = this.cfg.replicationTimeoutMs;
+    const silent = source.silentForMs;
+    if (timeout > 0 && silent >= timeout) {
+      this.fail(
+        new OutboxTailError('PG_UNREACHABLE', `replication slot ${this.cfg.slot}: PostgreSQL sent nothing for ${Math.round(silent / 1000)} s on the replication connection; presuming it dead and reconnecting`, {
+          retriable: true,
+          hint: 'check the network path to PostgreSQL; --replication-timeout-ms sets how long a silent connection is trusted',
+        }),
+      );
+      return;
+    }
+    const askForKeepalive = timeout > 0 && silent >= timeout / 2;
     const lsn = this.checkpointer.safeLsn;
-    if (lsn > source.confirmedLsn || Date.now() - source.lastStatusAt >= MAX_STATUS_SILENCE_MS) {
-      source.sendStatus(lsn);
+    if (askForKeepalive || lsn > source.confirmedLsn || Date.now() - source.lastStatusAt >= MAX_STATUS_SILENCE_MS) {
+      source.sendStatus(lsn, askForKeepalive);
       this.recordConfirm(lsn);
     }
   }

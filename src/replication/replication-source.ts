@@ -60,6 +60,8 @@ export class ReplicationSource {
   private readonly service: LogicalReplicationService;
   private lastSent: Lsn = 0n;
   private lastSentAt = 0;
+  /** When the server last sent anything (XLogData or keepalive); time spent paused does not count. */
+  private lastReceivedAt = Date.now();
   private closed = false;
   private paused = false;
   private replyWaiters: Array<() => void> = [];
@@ -75,6 +77,7 @@ export class ReplicationSource {
     );
     this.service.on('data', (_lsn: string, parsed: Parsed) => {
       if (this.closed) return;
+      this.lastReceivedAt = Date.now();
       if (parsed.tag === 'decode-error') {
         this.fail(parsed.error);
         return;
@@ -87,6 +90,7 @@ export class ReplicationSource {
     });
     this.service.on('heartbeat', (lsn: string, _ts: number, shouldRespond: boolean) => {
       if (this.closed) return;
+      this.lastReceivedAt = Date.now();
       const waiters = this.replyWaiters;
       this.replyWaiters = [];
       for (const w of waiters) w();
@@ -121,6 +125,8 @@ export class ReplicationSource {
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
+    // Nothing was read while paused: the silence starts now.
+    this.lastReceivedAt = Date.now();
     this.connection()?.stream?.resume();
   }
 
@@ -135,6 +141,16 @@ export class ReplicationSource {
 
   get lastStatusAt(): number {
     return this.lastSentAt;
+  }
+
+  /**
+   * How long the server has sent nothing while we were reading (0 while
+   * paused: unread keepalives wait in the socket then). A connection whose
+   * peer vanished without a FIN or RST (a network black hole, a dropped NAT
+   * entry) only shows up here.
+   */
+  get silentForMs(): number {
+    return this.paused ? 0 : Date.now() - this.lastReceivedAt;
   }
 
   /**
