@@ -14,7 +14,7 @@ export function compileTopicTemplate(template: string): (event: OutboxEvent) => 
     const topic = sanitize(template);
     return () => topic;
   }
-  return (event) => {
+  const render = (event: OutboxEvent): string => {
     let out = '';
     for (const part of parts) {
       if (part === '{aggregate_type}') out += event.aggregateType;
@@ -24,7 +24,27 @@ export function compileTopicTemplate(template: string): (event: OutboxEvent) => 
     }
     return sanitize(out);
   };
+  // Memoised per aggregate type (and event type and table when the template
+  // uses them): a stream has few distinct topics, so the regex runs once per
+  // topic, not once per record. Bounded, for templates of high cardinality.
+  const byEventType = parts.includes('{event_type}');
+  const byTable = parts.includes('{table}');
+  const cache = new Map<string, string>();
+  return (event) => {
+    let key = event.aggregateType;
+    if (byEventType) key += `\u0000${event.eventType}`;
+    if (byTable) key += `\u0000${event.table}`;
+    let topic = cache.get(key);
+    if (topic === undefined) {
+      if (cache.size >= MAX_CACHED_TOPICS) cache.clear();
+      topic = render(event);
+      cache.set(key, topic);
+    }
+    return topic;
+  };
 }
+
+const MAX_CACHED_TOPICS = 1024;
 
 function sanitize(topic: string): string {
   let t = topic.replace(ILLEGAL, '_').slice(0, 249);

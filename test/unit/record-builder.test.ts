@@ -47,6 +47,33 @@ describe('RecordBuilder', () => {
     });
   });
 
+  it('builds the same headers and size without user headers, with and without created_at', () => {
+    const sized = (h: Record<string, string>, e: OutboxEvent) => 70 + e.payload.length + e.aggregateId.length + Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length + 2, 0);
+    for (const createdAt of ['2026-11-30 00:00:00+00', null]) {
+      const e = event({ headers: {}, createdAt });
+      const r = new RecordBuilder('outbox.event.{aggregate_type}').build(e);
+      const expected: Record<string, string> = { id: 'e1', event_type: 'OrderCreated', aggregate_type: 'order', aggregate_id: 'o-1' };
+      if (createdAt !== null) expected.created_at = createdAt;
+      expected.commit_lsn = '0/1925E80';
+      expect(r.headers).toEqual(expected);
+      expect(Object.keys(r.headers)).toEqual(Object.keys(expected));
+      expect(r.bytes).toBe(sized(expected, e));
+    }
+    const e = event();
+    expect(new RecordBuilder('t').build(e).bytes).toBe(sized(new RecordBuilder('t').build(e).headers, e));
+  });
+
+  it('formats commit_lsn per transaction and picks topics per aggregate type', () => {
+    const b = new RecordBuilder('{aggregate_type}.{event_type}');
+    const t1 = { seq: 1, xid: 7, commitLsn: 0x10n, commitTime: 0n, endLsn: null };
+    const t2 = { seq: 2, xid: 8, commitLsn: 0x1_0000_0020n, commitTime: 0n, endLsn: null };
+    expect(b.build(event({ txn: t1 })).headers.commit_lsn).toBe('0/10');
+    expect(b.build(event({ txn: t1, aggregateType: 'pay ment' })).topic).toBe('pay_ment.OrderCreated');
+    expect(b.build(event({ txn: t2, eventType: 'OrderPaid' })).headers.commit_lsn).toBe('1/20');
+    expect(b.build(event({ txn: t2, eventType: 'OrderPaid' })).topic).toBe('order.OrderPaid');
+    expect(b.build(event({ txn: t2 })).topic).toBe('order.OrderCreated');
+  });
+
   it('makes dead-letter pointers without the payload', () => {
     const r = new RecordBuilder('t').deadLetter(event({ payload: Buffer.from('SECRET') }), 'oversize: 2000000 bytes', 'outbox.event.order', 'dlq');
     expect(r.topic).toBe('dlq');
