@@ -97,7 +97,7 @@ for (const [k, v] of [['events', opts.events], ['big-rows', opts.bigRows], ['ste
 }
 // The relay's defaults, also used by the Kafka limit and the polling baseline.
 const BATCH_MAX_MESSAGES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_MESSAGES ?? 5000);
-const BATCH_MAX_BYTES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_BYTES ?? 900_000);
+const BATCH_MAX_BYTES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_BYTES ?? 300_000);
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
