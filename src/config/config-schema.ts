@@ -63,7 +63,7 @@ export const configSchema = z
     // ~500 records of ~600 bytes: kafkajs groups a batch per partition by
     // copying the array per message (quadratic), and its encoding garbage is
     // freed only at the next GC; smaller batches cut both at the same catch-up
-    // throughput (test/bench/PERFORMANCE.md).
+    // throughput (README.md, Performance).
     batchMaxBytes: int(1024).default(300_000),
     batchMaxWaitMs: int(0).default(0),
     // A few batches ahead of the one being sent is enough to keep Kafka busy;

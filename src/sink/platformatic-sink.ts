@@ -73,7 +73,7 @@ function pltSasl(sasl: NonNullable<KafkaSinkOptions['sasl']>): PltSaslOptions {
  * the same contract as KafkaSink (idempotent producer, acks=all, resolves
  * only when every record of the batch is acknowledged, the Java-compatible
  * partition for each key), with a leaner record encoder than kafkajs (see
- * test/bench/PERFORMANCE.md). One send at a time: the relay awaits each batch.
+ * README.md, Performance). One send at a time: the relay awaits each batch.
  */
 export class PlatformaticKafkaSink implements Sink {
   private producer: PltProducer | null = null;

@@ -2,7 +2,7 @@
  * outbox-tail benchmark (issue 6): throughput, latency and memory of the real
  * relay process, side by side with the physical limits measured in the same
  * run (decode with a null sink, Kafka alone) and the polling-publisher
- * baseline. See test/bench/PERFORMANCE.md.
+ * baseline. See README.md, Performance.
  *
  *   npm run bench -- [--events 200000] [--json] [--quick]
  *
