@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects:
+// Four projects:
 //   unit         pure tests, no servers, no global setup
 //   integration  real Postgres + Kafka from ONE stack per run (test/support/global-setup.ts)
 //   crash        same shared stack; files that need fault hooks start their own stack
+//   faults       fault injection (issue 7) on a stack of its own (test/faults/fault-stack.ts):
+//                one file at a time, so it runs after the other projects, alone
 // A stack that cannot start fails the run; no test ever skips for a missing server.
 const stackSetup = ['test/support/global-setup.ts'];
 
@@ -24,6 +26,10 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'crash', include: ['test/crash/**/*.test.ts'], globalSetup: stackSetup },
+      },
+      {
+        extends: true,
+        test: { name: 'faults', include: ['test/faults/**/*.test.ts'], fileParallelism: false },
       },
     ],
   },

@@ -1,0 +1,133 @@
+/**
+ * The fault suite's own stack: startStack() (native provider: the fault hooks
+ * kill and restart real processes) plus a TCP proxy in front of Postgres and
+ * one in front of Kafka, for the relay only. Everything else (the writer, the
+ * collector, the slot monitor) talks to the servers directly, so a cut path
+ * hurts the relay and nothing that measures it.
+ *
+ * Kafka clients connect wherever the broker's metadata says, so a proxy in
+ * front of Kafka needs a listener that advertises the proxy: the stack gets an
+ * extra listener RELAY, its advertised address is rewritten to the proxy's and
+ * the broker restarted once.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import pg from 'pg';
+import { startStack, type StackHandle, type StartStackOptions } from '../../src/stack/index.js';
+import { TcpProxy } from './tcp-proxy.js';
+
+export interface FaultStack {
+  stack: StackHandle;
+  /** Direct connections (writer, collector, monitor). */
+  databaseUrl: string;
+  brokers: string[];
+  /** The relay's paths through the proxies. */
+  proxied: { databaseUrl: string; brokers: string[] };
+  pgProxy: TcpProxy;
+  kafkaProxy: TcpProxy;
+  /** ALTER SYSTEM SET + pg_reload_conf(); `null` resets a setting. */
+  setPostgres(settings: Record<string, string | null>): Promise<void>;
+  /** After a scenario, whatever happened: both servers up, both paths open, no latency. */
+  repair(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const RELAY_LISTENER = 'RELAY';
+
+export async function startFaultStack(options: { log?: (line: string) => void; postgresSettings?: Record<string, string>; kafkaSettings?: Record<string, string> } = {}): Promise<FaultStack> {
+  const log = options.log ?? (() => undefined);
+  const stackOptions: StartStackOptions = {
+    provider: 'native',
+    log,
+    kafkaExtraListeners: { [RELAY_LISTENER]: 'PLAINTEXT' },
+    ...(options.postgresSettings ? { postgresSettings: options.postgresSettings } : {}),
+    ...(options.kafkaSettings ? { kafkaSettings: options.kafkaSettings } : {}),
+  };
+  const stack = await startStack(stackOptions);
+  const proxies: TcpProxy[] = [];
+  try {
+    const relayListener = stack.kafkaListeners?.[RELAY_LISTENER]?.[0];
+    const propsFile = (stack.kafka as unknown as { propsFile?: string }).propsFile;
+    if (!relayListener || !propsFile) throw new Error('the fault suite needs the native stack provider (a Kafka listener it can put a proxy in front of)');
+    const [kHost, kPort] = relayListener.split(':') as [string, string];
+    const kafkaProxy = await TcpProxy.start({ host: kHost, port: Number(kPort) });
+    proxies.push(kafkaProxy);
+    const props = await readFile(propsFile, 'utf8');
+    const rewritten = props.replace(new RegExp(`^(advertised\\.listeners=.*)${RELAY_LISTENER}://${relayListener.replace(/\./g, '\\.')}`, 'm'), `$1${RELAY_LISTENER}://${kafkaProxy.address}`);
+    if (rewritten === props) throw new Error(`could not find the ${RELAY_LISTENER} listener in ${propsFile}`);
+    await writeFile(propsFile, rewritten);
+    await stack.kafka.restart();
+    log(`kafka listener ${RELAY_LISTENER} advertised through the proxy ${kafkaProxy.address} -> ${relayListener}`);
+
+    const pgUrl = new URL(stack.databaseUrl);
+    const pgProxy = await TcpProxy.start({ host: pgUrl.hostname, port: Number(pgUrl.port) });
+    proxies.push(pgProxy);
+    const proxiedUrl = (url: string) => {
+      const u = new URL(url);
+      if (u.port !== pgUrl.port || u.hostname !== pgUrl.hostname) throw new Error(`${u.host} is not this stack's Postgres`);
+      u.port = String(pgProxy.port);
+      return u.toString();
+    };
+
+    const superUrl = stack.databaseUrl;
+    return {
+      stack,
+      databaseUrl: stack.databaseUrl,
+      brokers: stack.brokers,
+      proxied: { databaseUrl: proxiedUrl(stack.databaseUrl), brokers: [kafkaProxy.address] },
+      pgProxy,
+      kafkaProxy,
+      async setPostgres(settings) {
+        const client = new pg.Client({ connectionString: superUrl });
+        await client.connect();
+        try {
+          for (const [name, value] of Object.entries(settings)) {
+            if (!/^[a-z_]+$/.test(name)) throw new Error(`bad setting name ${name}`);
+            if (value === null) await client.query(`ALTER SYSTEM RESET ${name}`);
+            else await client.query(`ALTER SYSTEM SET ${name} = '${value.replace(/'/g, "''")}'`);
+          }
+          await client.query('SELECT pg_reload_conf()');
+          // The reload is asynchronous: wait until this backend sees the new values.
+          for (const [name, value] of Object.entries(settings)) {
+            for (let i = 0; i < 50; i++) {
+              const shown = (await client.query<{ v: string }>(`SELECT current_setting($1) AS v`, [name])).rows[0]!.v;
+              const reset = value === null;
+              if (reset || normalise(shown) === normalise(value)) break;
+              await new Promise((r) => setTimeout(r, 100));
+            }
+          }
+        } finally {
+          await client.end();
+        }
+      },
+      async repair() {
+        kafkaProxy.heal();
+        kafkaProxy.setLatency(0);
+        pgProxy.heal();
+        if (stack.postgres.pid() === undefined) await stack.postgres.start();
+        if (stack.kafka.pid() === undefined) await stack.kafka.start();
+      },
+      async stop() {
+        await Promise.allSettled(proxies.map((p) => p.close()));
+        await stack.stop();
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled(proxies.map((p) => p.close()));
+    await stack.stop();
+    throw error;
+  }
+}
+
+/** Only for "did the reload happen yet": '3s' vs '3s', '64MB' vs '64MB'. */
+function normalise(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+/** The URL with another database name, for the proxied relay URL of a test database. */
+export function proxiedDatabaseUrl(fs: FaultStack, databaseUrl: string): string {
+  const u = new URL(databaseUrl);
+  const p = new URL(fs.proxied.databaseUrl);
+  u.hostname = p.hostname;
+  u.port = p.port;
+  return u.toString();
+}

@@ -1,0 +1,58 @@
+/**
+ * `npm run faults -- [--only NAME[,NAME]] [--json] [--soak MINUTES]`
+ * Runs the fault scenarios (issue 7) on a local stack of their own, one after
+ * the other; or, with --soak, injects random faults for MINUTES and checks the
+ * invariants at the end. Human lines go to stdout (stderr with --json); with
+ * --json the last line of stdout is one JSON object:
+ *   { "scenarios": [ { "name", "passed", "lost", "duplicates", "phantoms", "recovery_seconds", "detail", ... } ], "passed" }
+ * Exit code 0 iff every scenario passed.
+ */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { startFaultStack } from './fault-stack.js';
+import type { ScenarioResult } from './harness.js';
+import { SCENARIOS, scenario } from './scenarios.js';
+import { runSoak } from './soak.js';
+
+const argv = await yargs(hideBin(process.argv))
+  .option('only', { type: 'string', array: true, describe: `scenario name(s): ${SCENARIOS.map((s) => s.name).join(', ')}` })
+  .option('json', { type: 'boolean', default: false })
+  .option('soak', { type: 'number', describe: 'minutes of random faults instead of the scenarios' })
+  .option('seed', { type: 'number', default: Date.now() % 100000 })
+  .strict()
+  .parseAsync();
+
+const human = (line: string) => (argv.json ? process.stderr : process.stdout).write(`${line}\n`);
+const only = (argv.only ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+const selected = only.length > 0 ? only.map(scenario) : SCENARIOS;
+
+const t0 = Date.now();
+const fs = await startFaultStack({ log: (l) => human(`  ${l}`) });
+human(`fault stack: postgres ${fs.stack.versions.postgres}, kafka ${fs.stack.versions.kafka}; relay paths via proxies pg ${fs.pgProxy.address}, kafka ${fs.kafkaProxy.address}`);
+const results: ScenarioResult[] = [];
+let extra: Record<string, unknown> = {};
+try {
+  if (argv.soak !== undefined) {
+    human(`soak: ${argv.soak} minutes of random faults, seed ${argv.seed}`);
+    const soak = await runSoak({ fs, minutes: argv.soak, seed: argv.seed, log: human });
+    results.push(soak.result);
+    extra = { soak: soak.summary };
+  } else {
+    for (const s of selected) {
+      human(`\n=== ${s.name}: ${s.title}`);
+      const result = await s.run({ fs, log: human });
+      results.push(result);
+      human(`--- ${s.name}: ${result.passed ? 'PASS' : 'FAIL'} in ${result.seconds} s: lost ${result.lost}, duplicates ${result.duplicates}, phantoms ${result.phantoms}, recovery ${result.recovery_seconds} s\n    ${result.detail}`);
+    }
+  }
+} finally {
+  await fs.stop();
+}
+const passed = results.length > 0 && results.every((r) => r.passed);
+human(`\n${results.map((r) => `  ${r.passed ? 'PASS' : 'FAIL'}  ${r.name.padEnd(18)} ${String(r.seconds).padStart(6)} s  lost ${r.lost}  duplicates ${r.duplicates}  phantoms ${r.phantoms}  recovery ${r.recovery_seconds} s`).join('\n')}`);
+human(`faults: ${passed ? 'PASS' : 'FAIL'} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+if (argv.json) {
+  const scenarios = results.map(({ name, passed: p, lost, duplicates, phantoms, recovery_seconds, detail, ...rest }) => ({ name, passed: p, lost, duplicates, phantoms, recovery_seconds, detail, ...rest }));
+  process.stdout.write(`${JSON.stringify({ scenarios, passed, seconds: Math.round((Date.now() - t0) / 1000), ...extra })}\n`);
+}
+process.exit(passed ? 0 : 1);
