@@ -1,5 +1,5 @@
 /**
- * `npm run faults -- [--only NAME[,NAME]] [--json] [--soak MINUTES]`
+ * `npm run faults -- [--only NAME[,NAME]] [--json] [--soak MINUTES] [--seed N] [--variant BROKEN]`
  * Runs the fault scenarios (issue 7) on a local stack of their own, one after
  * the other; or, with --soak, injects random faults for MINUTES and checks the
  * invariants at the end. Human lines go to stdout (stderr with --json); with
@@ -10,7 +10,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { startFaultStack } from './fault-stack.js';
-import type { ScenarioResult } from './harness.js';
+import type { FaultVariant, ScenarioResult } from './harness.js';
 import { SCENARIOS, scenario } from './scenarios.js';
 import { runSoak } from './soak.js';
 
@@ -19,6 +19,11 @@ const argv = await yargs(hideBin(process.argv))
   .option('json', { type: 'boolean', default: false })
   .option('soak', { type: 'number', describe: 'minutes of random faults instead of the scenarios' })
   .option('seed', { type: 'number', default: Date.now() % 100000 })
+  .option('variant', {
+    type: 'string',
+    choices: ['confirm-on-receipt', 'confirm-end-plus-one', 'no-keepalive-confirm'],
+    describe: 'negative control: run the scenarios against a deliberately broken relay (they should fail)',
+  })
   .strict()
   .parseAsync();
 
@@ -40,7 +45,7 @@ try {
   } else {
     for (const s of selected) {
       human(`\n=== ${s.name}: ${s.title}`);
-      const result = await s.run({ fs, log: human });
+      const result = await s.run({ fs, log: human, ...(argv.variant ? { variant: argv.variant as FaultVariant } : {}) });
       results.push(result);
       human(`--- ${s.name}: ${result.passed ? 'PASS' : 'FAIL'} in ${result.seconds} s: lost ${result.lost}, duplicates ${result.duplicates}, phantoms ${result.phantoms}, recovery ${result.recovery_seconds} s\n    ${result.detail}`);
     }

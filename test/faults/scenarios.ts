@@ -427,6 +427,14 @@ async function insertOne(run: FaultRun, row: { aggregateId: string | null; paylo
   return r!.id;
 }
 
+/** The slot never passed the bad row while the `fail` relay ran: every sample before `until` confirmed at most its commit. */
+function neverPassed(run: FaultRun, id: string, until: number): boolean {
+  const pointer = run.collector.records.find((r) => r.topic === run.deadLetterTopic && r.headers.id === id);
+  if (!pointer?.headers.commit_lsn) return false;
+  const commit = Lsn.parse(pointer.headers.commit_lsn);
+  return run.monitor.samples.every((s) => s.t >= until || s.confirmed === null || s.confirmed <= commit);
+}
+
 const oversize: Scenario = {
   name: 'oversize',
   title: "A payload larger than max.message.bytes: --on-oversize=fail halts naming the id and the slot never passes it; dead-letter sends a pointer and delivers everything after it",
@@ -454,6 +462,7 @@ const oversize: Scenario = {
       const ids = pointers.map((p) => JSON.parse(p.value!.toString()) as { id: string; reason: string; original_topic: string });
       run.check('(dead-letter) both pointers name the row, the reason and the original topic', [bigId, bigId2].every((id) => ids.some((p) => p.id === id && /^oversize: \d+ bytes$/.test(p.reason) && p.original_topic === run.topic)));
       run.check('(dead-letter) pointers are small (no payload)', pointers.every((p) => (p.value?.length ?? 0) < 1000));
+      run.check('(fail) the slot never passed the oversized row while the relay was halted on it', neverPassed(run, bigId, restarted));
       run.check('the dead-letter relay is still running', run.alive(relay2));
       run.note(`fail: ${firstLine(stderr)}`);
       return run.result(c, recovery);
@@ -490,6 +499,7 @@ const malformed: Scenario = {
       run.check(`(dead-letter) NULL column: "${reason(nullId)}"`, reason(nullId) === 'malformed: column(s) aggregate_id NULL');
       run.check(`(dead-letter) headers array: "${reason(headersId)}"`, /headers must be a JSON object, got an array/.test(reason(headersId)));
       run.check(`(dead-letter) headers string: "${reason(scalarId)}"`, /headers must be a JSON object, got string/.test(reason(scalarId)));
+      run.check('(fail) the slot never passed the malformed row while the relay was halted on it', neverPassed(run, nullId, restarted));
       run.check('the dead-letter relay is still running', run.alive(relay2));
       run.note(`fail: ${firstLine(stderr)}`);
       return run.result(c, recovery);
