@@ -85,8 +85,10 @@ const kafkaKill: Scenario = {
         run.log(`kill #${k}: broker down ${seconds(healed - down)} s, recovered ${r.toFixed(1)} s after restart; confirmed while down ${confirmedWhileDown === null ? '-' : Lsn.format(confirmedWhileDown)}`);
       }
       run.check('the relay kept running through the broker kills (it blocks, it does not exit)', run.alive(relay));
+      // Blocking is either kafkajs retrying the send until the broker is back, or (past its retries)
+      // a session restart that replays from the slot: both are fine, as long as nothing unacknowledged
+      // was confirmed (I7) and everything arrives (I1, I8).
       const kafkaRestarts = run.restarts(relay).filter((r) => r.code.startsWith('KAFKA'));
-      run.check(`the relay restarted its session on Kafka errors (${kafkaRestarts.length} restarts)`, kafkaRestarts.length >= kills);
       const c = await run.settle();
       run.checkCounts(c);
       run.note(`${kills} broker kills, ${kafkaRestarts.length} session restarts (${[...new Set(kafkaRestarts.map((r) => r.code))].join(', ')}), writer ${run.writer?.stats.created} orders`);
