@@ -37,23 +37,26 @@ describe('fault scenarios: each under a steady writer, invariants I1-I12 that ap
 });
 
 describe('negative controls: the same checks catch a broken relay', () => {
-  it('kafka-kill catches a relay that confirms on receipt (I1 loss, I7 confirmed before Kafka appended)', async () => {
+  // A relay that confirms on receipt either loses what it confirmed and then dropped (I1), or
+  // publishes it after the slot had passed it (I7): which one depends on when the fault hits.
+  const unsafe = (r: ScenarioResult) => r.lost + (r.counts?.lsn_violations ?? 0);
+
+  it('kafka-kill catches a relay that confirms on receipt (I1 loss / I7 confirmed before Kafka appended)', async () => {
     const r = report(await scenario('kafka-kill').run({ fs, log, variant: 'confirm-on-receipt', quick: true }));
     expect(r.passed).toBe(false);
-    expect(r.lost).toBeGreaterThan(0);
-    expect(r.counts?.lsn_violations).toBeGreaterThan(0);
+    expect(unsafe(r)).toBeGreaterThan(0);
   }, 300_000);
 
-  it('postgres-restart catches a relay that confirms on receipt (I7: confirmed before Kafka appended)', async () => {
+  it('postgres-restart catches a relay that confirms on receipt (I1 / I7)', async () => {
     const r = report(await scenario('postgres-restart').run({ fs, log, variant: 'confirm-on-receipt', quick: true }));
     expect(r.passed).toBe(false);
-    expect(r.counts?.lsn_violations).toBeGreaterThan(0);
+    expect(unsafe(r)).toBeGreaterThan(0);
   }, 300_000);
 
-  it('network-cut catches a relay that confirms on receipt (I7 during the Kafka black hole)', async () => {
+  it('network-cut catches a relay that confirms on receipt during the Kafka black hole (I1 / I7)', async () => {
     const r = report(await scenario('network-cut').run({ fs, log, variant: 'confirm-on-receipt', quick: true }));
     expect(r.passed).toBe(false);
-    expect(r.counts?.lsn_violations).toBeGreaterThan(0);
+    expect(unsafe(r)).toBeGreaterThan(0);
   }, 300_000);
 
   it('idle-outbox-wal catches a relay that never confirms keepalives (I9: the slot holds all the WAL)', async () => {
