@@ -170,6 +170,9 @@ export class FaultRun {
 
   startRelay(env: Record<string, string> = {}, variant?: FaultVariant): RelayProcess {
     const preload: Record<string, string> = variant === 'no-keepalive-confirm' ? { NODE_OPTIONS: `--import ${ROOT}test/faults/no-keepalive-confirm.mjs` } : {};
+    // As in the crash suite's control: records wait 2 s to be batched, so a fault always finds some
+    // that a relay confirming on receipt has confirmed and Kafka has not acknowledged.
+    if (variant === 'confirm-on-receipt') env = { OUTBOX_TAIL_BATCH_MAX_WAIT_MS: '2000', ...env };
     const relay = startRelay({
       databaseUrl: this.relayDatabaseUrl,
       brokers: this.relayBrokers,
@@ -281,6 +284,7 @@ export class FaultRun {
 
   /** Waits until every id is in Kafka (topic or dead-letter topic); throws after timeoutMs. */
   async waitDelivered(ids: readonly string[], timeoutMs: number, what = 'committed ids'): Promise<void> {
+    timeoutMs = this.options.patienceMs ?? timeoutMs;
     let i = 0;
     const seen = this.collector.distinctIds();
     await this.collector.waitUntil(

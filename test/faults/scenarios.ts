@@ -104,7 +104,7 @@ const postgresRestart: Scenario = {
   run: (o) =>
     withRun(o, 'postgres-restart', { consumer: !o.variant }, async (run) => {
       const fs = o.fs;
-      const relay = await streamingRelay(run, o.variant ? { OUTBOX_TAIL_BATCH_MAX_WAIT_MS: '2000' } : {}, o.variant);
+      const relay = await streamingRelay(run, {}, o.variant);
       run.startWriter({ ratePerSecond: 40 });
       await warmUp(run);
       let recovery = 0;
@@ -284,8 +284,8 @@ const standbyTakeover: Scenario = {
   run: (o) =>
     withRun(o, 'standby-takeover', { partitions: 1 }, async (run) => {
       const BOUND_S = 15;
-      let active = await streamingRelay(run);
-      let standby = run.startRelay();
+      let active = await streamingRelay(run, {}, o.variant);
+      let standby = run.startRelay({}, o.variant);
       await standby.waitForLog((l) => l.event === 'standby', 30_000);
       run.startWriter({ ratePerSecond: 40 });
       await warmUp(run);
@@ -305,7 +305,7 @@ const standbyTakeover: Scenario = {
         const r = await run.recovered(killed);
         recovery = Math.max(recovery, r);
         active = standby;
-        standby = run.startRelay();
+        standby = run.startRelay({}, o.variant);
         await standby.waitForLog((l) => l.event === 'standby', 30_000);
       }
       const c = await run.settle();
@@ -442,7 +442,7 @@ const oversize: Scenario = {
   title: "A payload larger than max.message.bytes: --on-oversize=fail halts naming the id and the slot never passes it; dead-letter sends a pointer and delivers everything after it",
   run: (o) =>
     withRun(o, 'oversize', { deadLetter: true, topicConfig: { 'max.message.bytes': '100000' }, relayEnv: { OUTBOX_TAIL_BATCH_MAX_BYTES: '50000' } }, async (run) => {
-      const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'fail' });
+      const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'fail' }, o.variant);
       run.startWriter({ ratePerSecond: 40 });
       await warmUp(run);
       const big = () => JSON.stringify({ blob: 'x'.repeat(300_000) });
@@ -454,7 +454,7 @@ const oversize: Scenario = {
       await sleep(2_000); // the writer goes on; nothing moves the slot
       // (dead-letter) The same slot: the big row is still there to be dead-lettered.
       const restarted = Date.now();
-      const relay2 = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'dead-letter' });
+      const relay2 = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'dead-letter' }, o.variant);
       await sleep(1_000);
       const bigId2 = await insertOne(run, { aggregateId: 'big-2', payload: big() });
       const recovery = await run.recovered(restarted);
@@ -479,7 +479,7 @@ const malformed: Scenario = {
   run: (o) =>
     withRun(o, 'malformed', { deadLetter: true }, async (run) => {
       await run.query('alter table outbox alter column aggregate_id drop not null');
-      const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_MALFORMED: 'fail' });
+      const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_MALFORMED: 'fail' }, o.variant);
       run.startWriter({ ratePerSecond: 40 });
       await warmUp(run);
       const nullId = await insertOne(run, { aggregateId: null, payload: '{"bad":"null aggregate id"}' });
@@ -490,7 +490,7 @@ const malformed: Scenario = {
       const headersId = await insertOne(run, { aggregateId: 'bad-headers', payload: '{"bad":"headers"}', headers: '["not", "an", "object"]' });
       await sleep(1_000);
       const restarted = Date.now();
-      const relay2 = await streamingRelay(run, { OUTBOX_TAIL_ON_MALFORMED: 'dead-letter' });
+      const relay2 = await streamingRelay(run, { OUTBOX_TAIL_ON_MALFORMED: 'dead-letter' }, o.variant);
       await sleep(1_000);
       const scalarId = await insertOne(run, { aggregateId: 'bad-headers-2', payload: '{"bad":"headers"}', headers: '"a string"' });
       const recovery = await run.recovered(restarted);
