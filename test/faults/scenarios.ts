@@ -59,6 +59,13 @@ async function warmUp(run: FaultRun, ms = 2_000): Promise<void> {
 
 const seconds = (ms: number) => Number((ms / 1000).toFixed(1));
 
+/** "PG_UNREACHABLE x8, KAFKA_ERROR x1" */
+function countCodes(restarts: ReadonlyArray<{ code: string }>): string {
+  const by = new Map<string, number>();
+  for (const r of restarts) by.set(r.code, (by.get(r.code) ?? 0) + 1);
+  return [...by].map(([code, n]) => `${code} x${n}`).join(', ') || 'none';
+}
+
 // --- 1 ---------------------------------------------------------------------------------------
 
 const kafkaKill: Scenario = {
@@ -127,7 +134,8 @@ const postgresRestart: Scenario = {
       run.check('backoff delays grow across consecutive failed attempts', grows);
       const c = await run.settle();
       run.checkCounts(c, { duplicates: 'allowed' });
-      run.note(`${modes.length} restarts (${modes.join(', ')}), ${restarts.length} session restarts up to attempt ${maxAttempt}, delays ${restarts.map((r) => r.delayMs).join('/')} ms; writer ${run.writer?.stats.created} orders, ${run.writer?.stats.errors} failed writes`);
+      const delays = restarts.map((r) => r.delayMs);
+      run.note(`${modes.length} restarts (${modes.join(', ')}), ${restarts.length} session restarts up to attempt ${maxAttempt}, backoff delays ${Math.min(...delays)}-${Math.max(...delays)} ms; writer ${run.writer?.stats.created} orders, ${run.writer?.stats.errors} failed writes`);
       return run.result(c, recovery);
     }),
 };
@@ -180,8 +188,7 @@ const relayPause: Scenario = {
         run.check('the relay is still running', run.alive(relay));
         const c = await run.settle();
         run.checkCounts(c, { duplicates: 'allowed' });
-        const codes = run.restarts(relay).map((r) => r.code);
-        run.note(`${pauses} pauses longer than wal_sender_timeout=${WAL_SENDER_TIMEOUT}; relay restarts: ${codes.join(', ') || 'none'}`);
+        run.note(`${pauses} pauses longer than wal_sender_timeout=${WAL_SENDER_TIMEOUT}; session restarts: ${countCodes(run.restarts(relay))}`);
         return run.result(c, recovery);
       } finally {
         await fs.setPostgres({ wal_sender_timeout: null });
@@ -249,8 +256,7 @@ const networkCut: Scenario = {
           run.check(`I11 relay RSS bounded: peak ${peak.toFixed(0)} MB (idle ${idleRss.toFixed(0)} MB) < 300 MB`, peak < 300);
           const c = await run.settle();
           run.checkCounts(c, { duplicates: 'allowed' });
-          const codes = run.restarts(relay).map((x) => x.code);
-          run.note(`${phases.join('; ')}; relay peak RSS ${peak.toFixed(0)} MB; restarts: ${codes.join(', ')}`);
+          run.note(`${phases.join('; ')}; relay peak RSS ${peak.toFixed(0)} MB; session restarts: ${countCodes(run.restarts(relay))}`);
           return run.result(c, recovery, { peak_rss_mb: Math.round(peak) });
         } finally {
           fs.kafkaProxy.heal();
@@ -416,7 +422,7 @@ const slotLost: Scenario = {
 };
 
 function firstLine(text: string): string {
-  return text.split('\n').find((l) => l.trim() !== '')?.slice(0, 300) ?? '';
+  return text.split('\n').find((l) => l.trim() !== '')?.slice(0, 500) ?? '';
 }
 
 // --- 7 ---------------------------------------------------------------------------------------
