@@ -146,6 +146,12 @@ export async function currentWalLsn(client: pg.ClientBase): Promise<Lsn> {
   return Lsn.parse(rows[0]!.lsn);
 }
 
+/** The walsender serving the slot (pg_replication_slots.active_pid), or null while none holds it. */
+export async function walsenderPid(client: pg.ClientBase, slot: string): Promise<number | null> {
+  const { rows } = await client.query<{ pid: number | null }>('select active_pid as pid from pg_replication_slots where slot_name = $1', [slot]);
+  return rows[0]?.pid ?? null;
+}
+
 export async function confirmedFlushLsn(client: pg.ClientBase, slot: string): Promise<Lsn> {
   const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot]);
   if (!rows[0]?.lsn) throw new Error(`slot ${slot} not found`);

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { processCpuSeconds } from './process-cpu.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const RELAY_BIN = `${ROOT}bin/outbox-tail.js`;
@@ -93,14 +94,7 @@ export function spawnNode(options: SpawnOptions): BenchProcess {
   };
   let cpu = 0;
   const readCpu = () => {
-    try {
-      // Fields after the parenthesised command name: utime and stime are the 12th and 13th (clock ticks, 100/s on Linux).
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu = (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      /* gone */
-    }
+    cpu = processCpuSeconds(pid) ?? cpu;
     return cpu;
   };
   // VmHWM is a high-water mark, so sparse reads suffice; the last read before exit keeps it.

@@ -11,7 +11,7 @@
  *
  *   BENCH_ARGS='{"databaseUrl":...,"brokers":[...],"aggregateType":...,"topic":...}' node --import tsx test/bench/kafka-limit.ts
  *
- * Prints one JSON line: {"event":"kafka-limit","events":N,"seconds":s,"batches":b}.
+ * Prints one JSON line: {"event":"kafka-limit","events":N,"seconds":s,"cpuSeconds":c,"batches":b}.
  */
 import pg from 'pg';
 import pino from 'pino';
@@ -73,10 +73,13 @@ async function main(): Promise<void> {
   const sink = await benchSink(args.kafkaClient, { brokers: args.brokers, clientId: 'outbox-tail-bench-kafka-limit', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger });
   await sink.connect();
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   for (const batch of batches) await sink.send(batch);
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   await sink.disconnect();
-  process.stdout.write(`${JSON.stringify({ event: 'kafka-limit', events: records.length, seconds, batches: batches.length })}\n`);
+  process.stdout.write(`${JSON.stringify({ event: 'kafka-limit', events: records.length, seconds, cpuSeconds, batches: batches.length })}\n`);
 }
 
 main().then(

@@ -16,7 +16,8 @@ import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
 import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../src/stack/index.js';
-import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, withClient, type BenchDatabase } from './bench-db.js';
+import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, walsenderPid, withClient, type BenchDatabase } from './bench-db.js';
+import { cpuWindow, processCpuSeconds, type CpuWindow } from './process-cpu.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
 import { nowMs, runWriter, type WriterResult } from './writer.js';
@@ -112,6 +113,8 @@ interface Ctx {
   admin: Admin;
   pg: pg.Client;
   runId: string;
+  /** The Kafka broker's pid when the bench started the stack itself (for CPU accounting), else undefined. */
+  brokerPid(): number | undefined;
 }
 
 function relayNodeArgs(name: string): string[] {
@@ -164,6 +167,12 @@ function logTime(line: LogLine): number {
   return t;
 }
 
+function cpuLine(w: CpuWindow): string {
+  const u = w.us_per_event;
+  const f = (x: number | null) => (x === null ? '-' : `${x} us`);
+  return `CPU per event: relay ${f(u.relay)}, walsender ${f(u.walsender)}, broker ${f(u.broker)}, other ${f(u.other)}; machine ${w.machine_busy_cores ?? '-'} of ${w.cores} cores busy`;
+}
+
 const catchupTimeout = (events: number) => Math.max(180_000, events * 2);
 
 // ---------------------------------------------------------------- scenarios
@@ -178,6 +187,8 @@ interface CatchupResult {
   /** CPU time of the relay process (user + system), startup included. */
   relay_cpu_seconds: number;
   records_in_kafka: number;
+  /** From "streaming" to done: CPU per event of the relay, its walsender, the broker and the rest, and the machine's busy cores. */
+  cpu: CpuWindow;
 }
 
 /** A backlog already in `slot`: spawn the relay, time until every record is in Kafka and the slot confirmed the end. */
@@ -185,10 +196,12 @@ async function relayCatchup(ctx: Ctx, name: string, slot: string, topic: string,
   const relay = spawnRelay(ctx, name, slot, 'relay');
   try {
     const streaming = await relay.waitForLog(isStreaming);
+    const window = cpuWindow({ relay: relay.pid, walsender: await walsenderPid(ctx.pg, slot), broker: ctx.brokerPid() });
     const startedAtMs = performance.timeOrigin + relay.startedAt;
     // pino's `time` (ISO) is the wall clock of the relay's "streaming" line.
     const startupSeconds = (logTime(streaming) - startedAtMs) / 1000;
     const { doneAt, records } = await waitDone(ctx, name, { topic, records: events, slot, endLsn, timeoutMs: catchupTimeout(events), proc: relay });
+    const cpuSplit = window(events);
     const seconds = (doneAt - startedAtMs) / 1000;
     const cpu = relay.cpuSeconds();
     await relay.stop();
@@ -200,6 +213,7 @@ async function relayCatchup(ctx: Ctx, name: string, slot: string, topic: string,
       startup_seconds: round(startupSeconds, 2),
       relay_cpu_seconds: round(cpu, 2),
       records_in_kafka: records,
+      cpu: cpuSplit,
     };
   } finally {
     await relay.stop();
@@ -230,24 +244,26 @@ async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: n
   return { type, topic, slots: names, endLsn };
 }
 
-async function decodeLimit(ctx: Ctx, backlog: Backlog, slot: string, events: number): Promise<{ events_per_sec: number; seconds: number; cpu_seconds: number }> {
+async function decodeLimit(ctx: Ctx, backlog: Backlog, slot: string, events: number): Promise<{ events_per_sec: number; seconds: number; cpu_seconds: number; cpu: CpuWindow }> {
   const proc = spawnRelay(ctx, 'decode-limit', slot, 'null-sink');
   try {
     // Timed from "streaming" (not from spawn): a stricter ceiling than the catch-up's own clock.
     const streamingAt = logTime(await proc.waitForLog(isStreaming));
+    const window = cpuWindow({ relay: proc.pid, walsender: await walsenderPid(ctx.pg, slot), broker: ctx.brokerPid() });
     const { doneAt } = await waitDone(ctx, 'decode limit', { slot, endLsn: backlog.endLsn, timeoutMs: catchupTimeout(events), proc });
+    const cpuSplit = window(events);
     const cpu = proc.cpuSeconds();
     await proc.stop();
     const summary = proc.logs.find((l) => l.event === 'null-sink') as { records?: number } | undefined;
     if (summary?.records !== undefined && summary.records !== events) log(`  warning: the null sink saw ${summary.records} records, expected ${events}`);
     const seconds = (doneAt - streamingAt) / 1000;
-    return { events_per_sec: Math.round(events / seconds), seconds: round(seconds, 2), cpu_seconds: round(cpu, 2) };
+    return { events_per_sec: Math.round(events / seconds), seconds: round(seconds, 2), cpu_seconds: round(cpu, 2), cpu: cpuSplit };
   } finally {
     await proc.stop();
   }
 }
 
-async function kafkaLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<{ events_per_sec: number; seconds: number }> {
+async function kafkaLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<{ events_per_sec: number; seconds: number; client_us_per_event: number; broker_us_per_event: number | null }> {
   const topic = `${backlog.topic}_kafka_limit`;
   await createTopic(ctx.admin, topic, opts.partitions);
   const proc = spawnNode({
@@ -258,11 +274,19 @@ async function kafkaLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<{
       BENCH_ARGS: JSON.stringify({ databaseUrl: ctx.db.url, brokers: ctx.brokers, aggregateType: backlog.type, table: 'public.outbox', topic, batchMaxMessages: BATCH_MAX_MESSAGES, batchMaxBytes: BATCH_MAX_BYTES, kafkaClient: opts.kafkaClient }),
     },
   });
-  const line = (await proc.waitForLog((l) => l.event === 'kafka-limit', catchupTimeout(events))) as unknown as { events: number; seconds: number };
+  // The broker is idle while the helper loads its records, so a window over the whole process is the broker's cost of the sends.
+  const broker0 = processCpuSeconds(ctx.brokerPid());
+  const line = (await proc.waitForLog((l) => l.event === 'kafka-limit', catchupTimeout(events))) as unknown as { events: number; seconds: number; cpuSeconds: number };
+  const broker1 = processCpuSeconds(ctx.brokerPid());
   await proc.exited;
   const inKafka = await recordCount(ctx.admin, topic);
   if (line.events !== events || inKafka !== events) log(`  warning: Kafka limit sent ${line.events} records, topic holds ${inKafka}, expected ${events}`);
-  return { events_per_sec: Math.round(line.events / line.seconds), seconds: round(line.seconds, 2) };
+  return {
+    events_per_sec: Math.round(line.events / line.seconds),
+    seconds: round(line.seconds, 2),
+    client_us_per_event: round((line.cpuSeconds * 1e6) / line.events),
+    broker_us_per_event: broker0 === null || broker1 === null ? null : round(((broker1 - broker0) * 1e6) / line.events),
+  };
 }
 
 /**
@@ -411,7 +435,7 @@ async function main(): Promise<void> {
   const kafka = benchKafka(brokers);
   const admin = kafka.admin();
   await admin.connect();
-  const ctx: Ctx = { db, brokers, kafka, admin, pg: client, runId: Date.now().toString(36) };
+  const ctx: Ctx = { db, brokers, kafka, admin, pg: client, runId: Date.now().toString(36), brokerPid: () => stack?.kafka.pid() };
   const result: Record<string, unknown> = {};
   const has = (s: Scenario) => opts.scenarios.has(s);
   try {
@@ -421,20 +445,23 @@ async function main(): Promise<void> {
       const backlog = await prepareBacklog(ctx, 'catchup', events, 1, 2);
       if (has('limits')) {
         const decode = await decodeLimit(ctx, backlog, backlog.slots[1]!, events);
-        log(`  decode limit (null sink): ${decode.events_per_sec} events/s (${decode.seconds} s from streaming)`);
+        log(`  decode limit (null sink): ${decode.events_per_sec} events/s (${decode.seconds} s from streaming); ${cpuLine(decode.cpu)}`);
         const kafkaL = await kafkaLimit(ctx, backlog, events);
-        log(`  Kafka limit (${opts.kafkaClient} alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s)`);
+        log(`  Kafka limit (${opts.kafkaClient} alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s); CPU per event: client ${kafkaL.client_us_per_event} us, broker ${kafkaL.broker_us_per_event ?? '-'} us`);
         result.limits = {
           decode_events_per_sec: decode.events_per_sec,
           kafka_events_per_sec: kafkaL.events_per_sec,
           decode_seconds: decode.seconds,
           decode_cpu_seconds: decode.cpu_seconds,
           kafka_seconds: kafkaL.seconds,
+          decode_cpu: decode.cpu,
+          kafka_client_us_per_event: kafkaL.client_us_per_event,
+          kafka_broker_us_per_event: kafkaL.broker_us_per_event,
         };
       }
       if (has('catchup')) {
         const r = await relayCatchup(ctx, 'catchup', backlog.slots[0]!, backlog.topic, events, backlog.endLsn);
-        log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB`);
+        log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
         result.catchup = r;
       }
       for (const s of backlog.slots) await dropSlot(db.url, s);
@@ -443,7 +470,7 @@ async function main(): Promise<void> {
       log(`catchup_batched: ${events} rows in 100-row transactions`);
       const backlog = await prepareBacklog(ctx, 'batched', events, 100, 1);
       const r = await relayCatchup(ctx, 'catchup-batched', backlog.slots[0]!, backlog.topic, events, backlog.endLsn);
-      log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB`);
+      log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
       result.catchup_batched = r;
       await dropSlot(db.url, backlog.slots[0]!);
     }
