@@ -10,7 +10,8 @@
  * the last line of stdout is one JSON object.
  */
 import { cpus, loadavg, totalmem } from 'node:os';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
@@ -45,6 +46,7 @@ const { values: flags } = parseArgs({
     profile: { type: 'string' },
     'poll-interval-ms': { type: 'string' },
     'kafka-client': { type: 'string' },
+    'dump-latency': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -70,6 +72,8 @@ if (flags.help) {
   --poll-interval-ms N  polling baseline's sleep when nothing is unsent (default 10)
   --kafka-client C      kafkajs (default) or platformatic: the relay's --kafka-client, also used by
                         the Kafka limit and the polling baseline
+  --dump-latency DIR    write each steady run's per-record latencies (ms since the writer's start,
+                        latency ms) to DIR/<label>-<rate>.json, to look for stalls behind a p99
 `);
   process.exit(0);
 }
@@ -304,6 +308,52 @@ interface SteadyResult {
   records: number;
   achieved_rate: number;
   peak_rss_mb: number;
+  /** The relay's own view from its /metrics (null for the polling baseline): Kafka produce requests and their duration. */
+  relay_sends?: RelaySends | null;
+}
+
+interface RelaySends {
+  requests: number;
+  mean_records: number;
+  mean_ms: number;
+  /** Share of produce requests that took longer than 10 ms and 25 ms (histogram buckets). */
+  over_10ms: number;
+  over_25ms: number;
+  /** The relay's event-loop delay (prom-client's default metrics) and its GC pauses. */
+  event_loop_p99_ms: number;
+  event_loop_max_ms: number;
+  /** Major (mark-compact) GC pauses during the run and their total. */
+  gc_major_count: number;
+  gc_major_total_ms: number;
+}
+
+/** Reads the Kafka send histogram of a running relay from its /metrics endpoint. */
+async function relaySends(proc: BenchProcess): Promise<RelaySends | null> {
+  const listening = proc.logs.find((l) => l.event === 'metrics-listening') as { address?: string } | undefined;
+  if (!listening?.address) return null;
+  try {
+    const text = await (await fetch(`http://${listening.address}/metrics`)).text();
+    if (process.env.BENCH_METRICS_DUMP) writeFileSync(process.env.BENCH_METRICS_DUMP, text);
+    const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
+    const count = value(/^outbox_tail_kafka_send_duration_seconds_count\{outcome="ok"\} (\S+)$/m);
+    const sum = value(/^outbox_tail_kafka_send_duration_seconds_sum\{outcome="ok"\} (\S+)$/m);
+    const under = (le: string) => value(new RegExp(`^outbox_tail_kafka_send_duration_seconds_bucket\\{le="${le}",outcome="ok"\\} (\\S+)$`, 'm'));
+    const records = value(/^outbox_tail_batch_records_sum (\S+)$/m);
+    if (!(count > 0)) return null;
+    return {
+      requests: count,
+      mean_records: round(records / count),
+      mean_ms: round((sum / count) * 1000, 2),
+      over_10ms: round(1 - under('0.01') / count, 3),
+      over_25ms: round(1 - under('0.025') / count, 3),
+      event_loop_p99_ms: round(value(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m) * 1000, 1),
+      event_loop_max_ms: round(value(/^nodejs_eventloop_lag_max_seconds (\S+)$/m) * 1000, 1),
+      gc_major_count: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m) || 0,
+      gc_major_total_ms: round((value(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m) || 0) * 1000, 1),
+    };
+  } catch {
+    return null;
+  }
 }
 
 function latencyStats(rate: number, writer: WriterResult, times: Map<string, number>): Omit<SteadyResult, 'peak_rss_mb'> {
@@ -334,6 +384,20 @@ function latencyStats(rate: number, writer: WriterResult, times: Map<string, num
   };
 }
 
+function dumpLatency(file: string, writer: WriterResult, times: Map<string, number>): void {
+  let t0 = Infinity;
+  for (const sentAt of writer.commitTimes.values()) t0 = Math.min(t0, sentAt);
+  const rows: Array<[number, number]> = [];
+  for (const [id, sentAt] of writer.commitTimes) {
+    const t = times.get(id);
+    if (t !== undefined) rows.push([round(sentAt - t0, 1), round(t - sentAt, 1)]);
+  }
+  rows.sort((a, b) => a[0] - b[0]);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(rows));
+  log(`  latencies written to ${file}`);
+}
+
 /** Steady writer at `rate` against a running publisher (the relay or the polling baseline). */
 async function steady(ctx: Ctx, label: string, rate: number, table: string, start: (type: string, topic: string) => Promise<{ proc: BenchProcess; slot?: string }>): Promise<SteadyResult> {
   const type = `bench_${label}_${rate}_${ctx.runId}`;
@@ -345,10 +409,12 @@ async function steady(ctx: Ctx, label: string, rate: number, table: string, star
     const writer = await runWriter({ url: ctx.db.url, table, aggregateType: type, rate, seconds: opts.steadySeconds, warmupSeconds: opts.warmupSeconds });
     const endLsn = await currentWalLsn(ctx.pg);
     await waitDone(ctx, `${label} ${rate}/s`, { topic, records: writer.written, ...(slot ? { slot, endLsn } : {}), timeoutMs: 120_000, proc });
+    const sends = slot ? await relaySends(proc) : null;
     const peak = proc.peakRssMb();
     await proc.stop();
     const { times } = await readAppendTimes(ctx.kafka, topic, writer.written);
-    return { ...latencyStats(rate, writer, times), peak_rss_mb: Math.round(peak) };
+    if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, times);
+    return { ...latencyStats(rate, writer, times), peak_rss_mb: Math.round(peak), ...(slot ? { relay_sends: sends } : {}) };
   } finally {
     await proc.stop();
     if (slot) await dropSlot(ctx.db.url, slot);
@@ -484,7 +550,9 @@ async function main(): Promise<void> {
       const out: SteadyResult[] = [];
       for (const rate of opts.rates) {
         const r = await steady(ctx, 'steady', rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}`, type));
-        log(`  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB`);
+        const sends = r.relay_sends;
+        const sendLine = sends ? `; ${sends.requests} produce requests of ${sends.mean_records} records, ${sends.mean_ms} ms mean, ${Math.round(sends.over_10ms * 100)}% > 10 ms, ${Math.round(sends.over_25ms * 100)}% > 25 ms; event loop delay p99 ${sends.event_loop_p99_ms} ms, max ${sends.event_loop_max_ms} ms; ${sends.gc_major_count} major GCs, ${sends.gc_major_total_ms} ms` : '';
+        log(`  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}`);
         out.push(r);
       }
       result.steady = out;
