@@ -66,9 +66,12 @@ export const configSchema = z
     // throughput (README.md, Performance).
     batchMaxBytes: int(1024).default(300_000),
     batchMaxWaitMs: int(0).default(0),
-    // A few batches ahead of the one being sent is enough to keep Kafka busy;
-    // every in-flight record costs ~2 kB of heap.
-    maxInFlightMessages: int(1).default(5_000),
+    // A few batches ahead of the one being sent is enough to keep Kafka busy
+    // (2,500 = five 300 kB batches of ~600-byte records); every in-flight
+    // record costs ~2 kB of heap, and records queued longer than two
+    // scavenges are promoted: 2,500 kept catch-up throughput and cut ~7 MB
+    // off its peak RSS against 5,000 (README.md, Performance).
+    maxInFlightMessages: int(1).default(2_500),
     maxInFlightBytes: int(1024).default(16 * 1024 * 1024),
     onOversize: policy.default('fail'),
     onMalformed: policy.default('fail'),

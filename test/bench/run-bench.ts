@@ -19,6 +19,7 @@ import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../src/stack/index.js';
 import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, walsenderPid, withClient, type BenchDatabase } from './bench-db.js';
 import { cpuWindow, processCpuSeconds, type CpuWindow } from './process-cpu.js';
+import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
 import { nowMs, runWriter, type WriterResult } from './writer.js';
@@ -67,7 +68,9 @@ if (flags.help) {
   --database-url URL    use this PostgreSQL (superuser, wal_level=logical) instead of a local stack
   --brokers H:P,...     use these Kafka brokers instead of a local stack
   --relay-env K=V       extra OUTBOX_TAIL_* setting for every relay process (repeatable)
-  --node-args "..."     extra node flags for every relay process (e.g. --max-semi-space-size=8)
+  --node-args=FLAGS     node flags for every relay process (default: the shipped NODE_OPTIONS,
+                        ${SHIPPED_NODE_OPTIONS}, as the Dockerfile and the systemd unit set;
+                        --node-args= runs bare node)
   --profile DIR         run the relay processes with --cpu-prof into DIR
   --poll-interval-ms N  polling baseline's sleep when nothing is unsent (default 10)
   --kafka-client C      kafkajs (default) or platformatic: the relay's --kafka-client, also used by
@@ -90,7 +93,8 @@ const opts = {
   scenarios: new Set<Scenario>((flags.scenarios?.split(',') as Scenario[] | undefined) ?? SCENARIOS),
   pollIntervalMs: num(flags['poll-interval-ms'], 10),
   relayEnv: Object.fromEntries((flags['relay-env'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<string, string>,
-  nodeArgs: flags['node-args']?.split(/\s+/).filter(Boolean) ?? [],
+  // As deployed (Dockerfile, systemd unit) unless told otherwise; --node-args= (empty) measures bare node.
+  nodeArgs: (flags['node-args'] ?? SHIPPED_NODE_OPTIONS).split(/\s+/).filter(Boolean),
   profileDir: flags.profile,
   kafkaClient: flags['kafka-client'] ?? 'kafkajs',
 };

@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { envName, optionKeys } from '../../src/config/options.js';
 import { resolveConfig } from '../../src/config/resolve-config.js';
+import { SHIPPED_NODE_OPTIONS } from '../bench/shipped-node-options.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DOCKER = join(ROOT, 'docker');
@@ -44,6 +45,10 @@ describe('systemd unit docker/outbox-tail.service', () => {
   it('the verification catches a broken unit (negative control)', () => {
     const broken = verifyUnit(unit.replace('Restart=always', 'Restart=sometimes').replace('ProtectSystem=strict', 'ProtectSystem=stricter'));
     expect(broken.output).toMatch(/restart specifier|ProtectSystem/i);
+  });
+
+  it('runs node with the NODE_OPTIONS the benchmark measures (test/bench/shipped-node-options.ts)', () => {
+    expect(directive('Environment')).toContain(`NODE_OPTIONS=${SHIPPED_NODE_OPTIONS}`);
   });
 
   it('restarts always, reads an EnvironmentFile, is hardened and stops after the drain timeout', () => {
@@ -142,6 +147,12 @@ describe('docker/Dockerfile', () => {
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^USER (root|0)\b/);
     expect(finalStage.some((l) => /^HEALTHCHECK .*healthcheck\.mjs/.test(l))).toBe(true);
+  });
+
+  it('runs node with the NODE_OPTIONS the benchmark measures (test/bench/shipped-node-options.ts)', () => {
+    const env = instructions.filter((l) => /^ENV /.test(l)).join(' ');
+    expect(env).toMatch(/NODE_OPTIONS=(\S+)/);
+    expect(/NODE_OPTIONS=(\S+)/.exec(env)![1]).toBe(SHIPPED_NODE_OPTIONS);
   });
 
   it('starts node in exec form under tini, so signals reach it', () => {
