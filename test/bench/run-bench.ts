@@ -312,6 +312,8 @@ interface SteadyResult {
   records: number;
   achieved_rate: number;
   peak_rss_mb: number;
+  /** Over the writer's run: CPU per record of the publisher (relay or poller), walsender, broker, rest (the writer and its backends), and the machine's busy cores. */
+  cpu: CpuWindow;
   /** The relay's own view from its /metrics (null for the polling baseline): Kafka produce requests and their duration. */
   relay_sends?: RelaySends | null;
 }
@@ -323,7 +325,7 @@ interface RelaySends {
   /** Share of produce requests that took longer than 10 ms and 25 ms (histogram buckets). */
   over_10ms: number;
   over_25ms: number;
-  /** The relay's event-loop delay (prom-client's default metrics) and its GC pauses. */
+  /** The relay's event-loop delay from prom-client's default metrics: sampled every 10 ms, and the values include those 10 ms. */
   event_loop_p99_ms: number;
   event_loop_max_ms: number;
   /** Major (mark-compact) GC pauses during the run and their total. */
@@ -360,7 +362,7 @@ async function relaySends(proc: BenchProcess): Promise<RelaySends | null> {
   }
 }
 
-function latencyStats(rate: number, writer: WriterResult, times: Map<string, number>): Omit<SteadyResult, 'peak_rss_mb'> {
+function latencyStats(rate: number, writer: WriterResult, times: Map<string, number>): Omit<SteadyResult, 'peak_rss_mb' | 'cpu'> {
   const fromSent: number[] = [];
   const fromReply: number[] = [];
   let missing = 0;
@@ -402,23 +404,38 @@ function dumpLatency(file: string, writer: WriterResult, times: Map<string, numb
   log(`  latencies written to ${file}`);
 }
 
+/**
+ * Starts a steady run on a quiet database: the catch-up backlogs leave
+ * hundreds of MB of WAL and rows behind, and the checkpoint and autovacuum
+ * they trigger would otherwise land inside the measured window of whichever
+ * scenario comes next (seen as p99 spikes of 40-70 ms at 5,000/s that an
+ * isolated steady run does not have).
+ */
+async function quiesce(ctx: Ctx, table: string): Promise<void> {
+  await ctx.pg.query(`truncate ${table}`);
+  await ctx.pg.query('checkpoint');
+}
+
 /** Steady writer at `rate` against a running publisher (the relay or the polling baseline). */
 async function steady(ctx: Ctx, label: string, rate: number, table: string, start: (type: string, topic: string) => Promise<{ proc: BenchProcess; slot?: string }>): Promise<SteadyResult> {
   const type = `bench_${label}_${rate}_${ctx.runId}`;
   const topic = `outbox.event.${type}`;
   await createTopic(ctx.admin, topic, opts.partitions);
+  await quiesce(ctx, table);
   const { proc, slot } = await start(type, topic);
   try {
     log(`  ${label} ${rate}/s: writing for ${opts.warmupSeconds} s warm-up + ${opts.steadySeconds} s`);
+    const window = cpuWindow({ relay: proc.pid, walsender: slot ? await walsenderPid(ctx.pg, slot) : null, broker: ctx.brokerPid() });
     const writer = await runWriter({ url: ctx.db.url, table, aggregateType: type, rate, seconds: opts.steadySeconds, warmupSeconds: opts.warmupSeconds });
     const endLsn = await currentWalLsn(ctx.pg);
     await waitDone(ctx, `${label} ${rate}/s`, { topic, records: writer.written, ...(slot ? { slot, endLsn } : {}), timeoutMs: 120_000, proc });
+    const cpu = window(writer.written);
     const sends = slot ? await relaySends(proc) : null;
     const peak = proc.peakRssMb();
     await proc.stop();
     const { times } = await readAppendTimes(ctx.kafka, topic, writer.written);
     if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, times);
-    return { ...latencyStats(rate, writer, times), peak_rss_mb: Math.round(peak), ...(slot ? { relay_sends: sends } : {}) };
+    return { ...latencyStats(rate, writer, times), peak_rss_mb: Math.round(peak), cpu, ...(slot ? { relay_sends: sends } : {}) };
   } finally {
     await proc.stop();
     if (slot) await dropSlot(ctx.db.url, slot);
@@ -555,8 +572,8 @@ async function main(): Promise<void> {
       for (const rate of opts.rates) {
         const r = await steady(ctx, 'steady', rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}`, type));
         const sends = r.relay_sends;
-        const sendLine = sends ? `; ${sends.requests} produce requests of ${sends.mean_records} records, ${sends.mean_ms} ms mean, ${Math.round(sends.over_10ms * 100)}% > 10 ms, ${Math.round(sends.over_25ms * 100)}% > 25 ms; event loop delay p99 ${sends.event_loop_p99_ms} ms, max ${sends.event_loop_max_ms} ms; ${sends.gc_major_count} major GCs, ${sends.gc_major_total_ms} ms` : '';
-        log(`  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}`);
+        const sendLine = sends ? `; ${sends.requests} produce requests of ${sends.mean_records} records, ${sends.mean_ms} ms mean, ${Math.round(sends.over_10ms * 100)}% > 10 ms, ${Math.round(sends.over_25ms * 100)}% > 25 ms; event-loop delay (10 ms sampler, raw) p99 ${sends.event_loop_p99_ms} ms, max ${sends.event_loop_max_ms} ms; ${sends.gc_major_count} major GCs, ${sends.gc_major_total_ms} ms` : '';
+        log(`  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}; ${cpuLine(r.cpu)}`);
         out.push(r);
       }
       result.steady = out;
@@ -584,13 +601,12 @@ async function main(): Promise<void> {
       }
       const steadyOut: SteadyResult[] = [];
       for (const rate of opts.rates) {
-        await client.query(`truncate ${POLLING_TABLE}`);
         const r = await steady(ctx, 'polling', rate, POLLING_TABLE, async (_type, t) => {
           const p = startPolling(ctx, t);
           await p.waitForLog((l) => l.event === 'ready');
           return { proc: p };
         });
-        log(`  polling ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s)`);
+        log(`  polling ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s); ${cpuLine(r.cpu).replace('relay', 'poller')}`);
         steadyOut.push(r);
       }
       result.polling_baseline = { catchup_events_per_sec: catchupRate, steady: steadyOut };
@@ -600,6 +616,12 @@ async function main(): Promise<void> {
     await client.end().catch(() => undefined);
     await db.drop().catch((e: unknown) => log(`warning: dropping ${db.name}: ${(e as Error).message}`));
     await stopStack();
+  }
+  const ceiling = machineCeiling(result.catchup as CatchupResult | undefined, result.limits as Record<string, unknown> | undefined);
+  if (ceiling) {
+    (result.limits as Record<string, unknown>).machine_events_per_sec = ceiling.events_per_sec;
+    (result.limits as Record<string, unknown>).machine_us_per_event = ceiling.parts;
+    log(`machine ceiling: ${ceiling.events_per_sec} events/s if all ${cpus().length} cores did nothing but this (${ceiling.us_per_event} us of CPU per event: ${Object.entries(ceiling.parts).map(([k, v]) => `${k} ${v}`).join(', ')})`);
   }
   result.targets = targets(result);
   result.env = {
@@ -630,6 +652,23 @@ interface Verdict {
   target: string;
   value: string;
   ok: boolean;
+}
+
+/**
+ * What the whole machine could relay if every core were busy with nothing
+ * else: its cores divided by the CPU one event costs across all processes,
+ * taken from the same run (the relay's pipeline from the decode limit, the
+ * Kafka client from the Kafka limit, the walsender, broker and rest from the
+ * catch-up). An upper bound: it assumes perfect overlap and no idle time.
+ */
+function machineCeiling(catchup: CatchupResult | undefined, limits: Record<string, unknown> | undefined): { events_per_sec: number; us_per_event: number; parts: Record<string, number> } | null {
+  const decodeRelay = (limits?.decode_cpu as CpuWindow | undefined)?.us_per_event.relay;
+  const client = limits?.kafka_client_us_per_event as number | undefined;
+  const u = catchup?.cpu.us_per_event;
+  if (!u || decodeRelay == null || client == null || u.walsender === null || u.broker === null) return null;
+  const parts = { relay_pipeline: decodeRelay, kafka_client: client, walsender: u.walsender, broker: u.broker, other: Math.max(0, u.other ?? 0) };
+  const total = Object.values(parts).reduce((a, b) => a + b, 0);
+  return { events_per_sec: Math.round((catchup!.cpu.cores * 1e6) / total), us_per_event: round(total), parts };
 }
 
 function targets(r: Record<string, unknown>): Verdict[] {
