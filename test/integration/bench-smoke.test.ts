@@ -41,14 +41,16 @@ describe('benchmark smoke run', () => {
     expect(code, stderr.slice(-3000)).toBe(0);
     const last = stdout.trim().split('\n').pop()!;
     const result = JSON.parse(last) as Record<string, unknown>;
-    const catchup = { events: 2000, seconds: number, events_per_sec: number, peak_rss_mb: number };
+    // CPU per event: the relay and its walsender are on this machine even with --database-url (the broker pid is unknown then).
+    const cpu = { us_per_event: { relay: number, walsender: number }, cores: number };
+    const catchup = { events: 2000, seconds: number, events_per_sec: number, peak_rss_mb: number, cpu };
     expect(result).toMatchObject({
       catchup,
       catchup_batched: catchup,
       limits: { decode_events_per_sec: number, kafka_events_per_sec: number },
       steady: [
-        { rate: 200, p50_ms: number, p99_ms: number, max_ms: number },
-        { rate: 500, p50_ms: number, p99_ms: number, max_ms: number },
+        { rate: 200, p50_ms: number, p99_ms: number, max_ms: number, cpu, relay_sends: { requests: number, mean_records: number } },
+        { rate: 500, p50_ms: number, p99_ms: number, max_ms: number, cpu, relay_sends: { requests: number, mean_records: number } },
       ],
       big_txn: { rows: 2000, seconds: number, peak_rss_mb: number },
       polling_baseline: {
