@@ -4,9 +4,9 @@
  * publisher), each with its peak RSS read from /proc (VmHWM).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { processCpuSeconds } from './process-cpu.js';
+import { followChildLog, type ChildExit } from '../support/child-log.js';
+import { peakRssMb, processCpuSeconds } from '../support/proc-stats.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const RELAY_BIN = `${ROOT}bin/outbox-tail.js`;
@@ -52,84 +52,27 @@ export function spawnNode(options: SpawnOptions): BenchProcess {
   });
   const startedAt = performance.now();
   const pid = child.pid!;
-  const logs: LogLine[] = [];
-  let stderr = '';
-  let buffered = '';
-  const waiters: Array<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }> = [];
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const text = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      let line: LogLine;
-      try {
-        line = JSON.parse(text) as LogLine;
-      } catch {
-        line = { msg: text };
-      }
-      logs.push(line);
-      for (const w of [...waiters]) {
-        if (w.predicate(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-      }
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    if (stderr.length > 100_000) stderr = stderr.slice(-50_000);
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const log = followChildLog<LogLine>(child, exited, options.name, (text) => ({ msg: text }));
   let peak = 0;
-  const readPeak = () => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-    } catch {
-      /* gone: keep the last value */
-    }
-    return peak;
-  };
+  const readPeak = () => (peak = Math.max(peak, peakRssMb(pid) ?? 0));
   let cpu = 0;
-  const readCpu = () => {
-    cpu = processCpuSeconds(pid) ?? cpu;
-    return cpu;
-  };
+  const readCpu = () => (cpu = processCpuSeconds(pid) ?? cpu);
   // VmHWM is a high-water mark, so sparse reads suffice; the last read before exit keeps it.
   const sampler = setInterval(() => {
     readPeak();
     readCpu();
   }, 250);
   void exited.then(() => clearInterval(sampler));
-  const tail = () => `last lines:\n${logs.slice(-8).map((l) => JSON.stringify(l)).join('\n')}\nstderr: ${stderr.slice(-2000)}`;
   return {
     name: options.name,
     child,
     pid,
     startedAt,
-    logs,
-    stderr: () => stderr,
+    logs: log.lines,
+    stderr: log.stderr,
     exited,
-    waitForLog(predicate, timeoutMs = 60_000) {
-      const found = logs.find(predicate);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${options.name}: expected log line not seen within ${timeoutMs} ms; ${tail()}`)), timeoutMs);
-        void exited.then(({ code, signal }) => {
-          clearTimeout(timer);
-          reject(new Error(`${options.name} exited (code ${code}, signal ${signal}) before the expected log line; ${tail()}`));
-        });
-        waiters.push({
-          predicate,
-          resolve: (l) => {
-            clearTimeout(timer);
-            resolve(l);
-          },
-        });
-      });
-    },
+    waitForLog: (predicate, timeoutMs = 60_000) => log.waitFor(predicate, timeoutMs),
     peakRssMb: readPeak,
     cpuSeconds: readCpu,
     async stop(graceMs = 20_000) {

@@ -15,10 +15,10 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import type { OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
 import { benchSink, recordBuilderModule } from './dist.js';
 import type { SinkRecord } from '../../src/sink/sink.js';
 import { cutBatches } from './batching.js';
+import { OUTBOX_ROW_COLUMNS, rowEvent, type OutboxRowText } from './outbox-row-event.js';
 
 interface Args {
   databaseUrl: string;
@@ -39,28 +39,9 @@ async function loadRecords(): Promise<SinkRecord[]> {
   const client = new pg.Client({ connectionString: args.databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string; aggregate_type: string; aggregate_id: string; event_type: string; payload: string; headers: string | null; created_at: string; lsn: string }>(
-      `select id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, headers::text as headers, created_at::text as created_at
-         from ${args.table} where aggregate_type = $1 order by ctid`,
-      [args.aggregateType],
-    );
+    const { rows } = await client.query<OutboxRowText>(`select ${OUTBOX_ROW_COLUMNS} from ${args.table} where aggregate_type = $1 order by ctid`, [args.aggregateType]);
     const builder = new RecordBuilder(args.topic);
-    // A commit LSN of realistic width for the commit_lsn header (its value does not matter here).
-    const txn: Transaction = { seq: 1, xid: 1, commitLsn: 0x1_a2b3c4d5n, commitTime: 0n, endLsn: null };
-    return rows.map((r) => {
-      const event: OutboxEvent = {
-        id: r.id,
-        aggregateType: r.aggregate_type,
-        aggregateId: r.aggregate_id,
-        eventType: r.event_type,
-        payload: Buffer.from(r.payload),
-        headers: r.headers ? (JSON.parse(r.headers) as Record<string, string>) : {},
-        createdAt: r.created_at,
-        table: args.table,
-        txn,
-      };
-      return builder.build(event);
-    });
+    return rows.map((r) => builder.build(rowEvent(r, args.table)));
   } finally {
     await client.end();
   }

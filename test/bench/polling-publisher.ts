@@ -15,9 +15,9 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import type { OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
 import { benchSink, recordBuilderModule } from './dist.js';
 import { cutBatches } from './batching.js';
+import { OUTBOX_ROW_COLUMNS, rowEvent, type OutboxRowText } from './outbox-row-event.js';
 
 interface Args {
   databaseUrl: string;
@@ -36,15 +36,8 @@ interface Args {
 const args = JSON.parse(process.env.BENCH_ARGS ?? '{}') as Args;
 const { RecordBuilder } = await recordBuilderModule();
 
-interface Row {
+interface Row extends OutboxRowText {
   seq: string;
-  id: string;
-  aggregate_type: string;
-  aggregate_id: string;
-  event_type: string;
-  payload: string;
-  headers: string | null;
-  created_at: string;
 }
 
 async function main(): Promise<void> {
@@ -53,16 +46,13 @@ async function main(): Promise<void> {
   const sink = await benchSink(args.kafkaClient, { brokers: args.brokers, clientId: 'outbox-tail-bench-polling', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger: pino({ level: 'warn' }) });
   await sink.connect();
   const builder = new RecordBuilder(args.topic);
-  // Rows have no commit LSN; the header keeps its usual width.
-  const txn: Transaction = { seq: 1, xid: 1, commitLsn: 0x1_a2b3c4d5n, commitTime: 0n, endLsn: null };
   let stopping = false;
   let sent = 0;
   process.on('SIGTERM', () => (stopping = true));
   process.stdout.write(`${JSON.stringify({ event: 'ready' })}\n`);
   const select = {
     name: 'poll',
-    text: `select seq::text, id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, headers::text as headers, created_at::text as created_at
-             from ${args.table} where sent_at is null order by seq limit $1 for update skip locked`,
+    text: `select seq::text, ${OUTBOX_ROW_COLUMNS} from ${args.table} where sent_at is null order by seq limit $1 for update skip locked`,
   };
   const mark = { name: 'mark', text: `update ${args.table} set sent_at = now() where seq = any($1::bigint[])` };
   while (!stopping) {
@@ -73,20 +63,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, args.pollIntervalMs));
       continue;
     }
-    const records = rows.map((r) => {
-      const event: OutboxEvent = {
-        id: r.id,
-        aggregateType: r.aggregate_type,
-        aggregateId: r.aggregate_id,
-        eventType: r.event_type,
-        payload: Buffer.from(r.payload),
-        headers: r.headers ? (JSON.parse(r.headers) as Record<string, string>) : {},
-        createdAt: r.created_at,
-        table: args.table,
-        txn,
-      };
-      return builder.build(event);
-    });
+    const records = rows.map((r) => builder.build(rowEvent(r, args.table)));
     try {
       for (const batch of cutBatches(records, args.batchMaxMessages, args.batchMaxBytes)) await sink.send(batch);
       await client.query({ ...mark, values: [rows.map((r) => r.seq)] });

@@ -18,7 +18,7 @@ import pg from 'pg';
 import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../src/stack/index.js';
 import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, walsenderPid, withClient, type BenchDatabase } from './bench-db.js';
-import { cpuWindow, processCpuSeconds, type CpuWindow } from './process-cpu.js';
+import { cpuWindow, processCpuSeconds, type CpuWindow } from '../support/proc-stats.js';
 import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';

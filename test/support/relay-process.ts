@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { RelayVariant } from './broken-checkpointers.js';
+import { followChildLog, type ChildExit } from './child-log.js';
+import { peakRssMb } from './proc-stats.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = `${ROOT}bin/outbox-tail.js`;
@@ -61,85 +62,27 @@ export function startRelay(options: StartRelayOptions): RelayProcess {
       [process.execPath, ['--import', 'tsx', `${ROOT}test/support/relay-variant.ts`, options.variant, ...(options.args ?? [])]]
     : [process.execPath, [BIN, ...(options.args ?? [])]];
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const logs: LogLine[] = [];
-  let stderr = '';
-  const waiters: Array<{ predicate: (l: LogLine) => boolean; resolve: (l: LogLine) => void }> = [];
-  let buffered = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    let newline: number;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const text = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      let line: LogLine;
-      try {
-        line = JSON.parse(text) as LogLine;
-      } catch {
-        line = { level: 'raw', msg: text };
-      }
-      logs.push(line);
-      for (const w of [...waiters]) {
-        if (w.predicate(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-      }
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const log = followChildLog<LogLine>(child, exited, 'relay', (text) => ({ level: 'raw', msg: text }));
   let peak = 0;
   const pid = child.pid!;
-  const sampler = setInterval(() => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-    } catch {
-      /* exited */
-    }
-  }, 100);
+  const readPeak = () => (peak = Math.max(peak, peakRssMb(pid) ?? 0));
+  // VmHWM is a high-water mark: sampling keeps the last value once the process is gone.
+  const sampler = setInterval(readPeak, 100);
   void exited.then(() => clearInterval(sampler));
   return {
     child,
     pid,
-    logs,
-    stderr: () => stderr,
+    logs: log.lines,
+    stderr: log.stderr,
     exited,
-    waitForLog(predicate, timeoutMs = 30_000) {
-      const found = logs.find(predicate);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          reject(new Error(`relay log line not seen within ${timeoutMs} ms; last lines:\n${logs.slice(-8).map((l) => JSON.stringify(l)).join('\n')}\nstderr: ${stderr.slice(-2000)}`));
-        }, timeoutMs);
-        const onExit = exited.then(({ code, signal }) => {
-          clearTimeout(timer);
-          reject(new Error(`relay exited (code ${code}, signal ${signal}) before the expected log line; last lines:\n${logs.slice(-8).map((l) => JSON.stringify(l)).join('\n')}\nstderr: ${stderr.slice(-2000)}`));
-        });
-        void onExit;
-        waiters.push({
-          predicate,
-          resolve: (l) => {
-            clearTimeout(timer);
-            resolve(l);
-          },
-        });
-      });
-    },
+    waitForLog: (predicate, timeoutMs = 30_000) => log.waitFor(predicate, timeoutMs),
     async kill(signal = 'SIGKILL') {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill(signal);
       await exited;
     },
-    peakRssMb: () => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-        if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-      } catch {
-        /* exited: keep the last sample */
-      }
-      return peak;
-    },
+    peakRssMb: readPeak,
   };
 }
 

@@ -1,14 +1,25 @@
 /**
- * CPU accounting from /proc (Linux), so the bench can show where a
- * catch-up's CPU goes: the relay, the walsender decoding for it, the Kafka
- * broker, and the whole machine. On a 2-core box running all three, their sum
- * is the physical ceiling the relay's throughput is compared with.
+ * Process and machine figures from /proc (Linux): peak RSS, CPU time, and
+ * CPU windows that split a run's CPU between the relay, the walsender decoding
+ * for it, the Kafka broker and the rest of the machine (the bench shows with
+ * them where a catch-up's CPU goes; on a 2-core box running all of them,
+ * their sum is the ceiling the relay's throughput is compared with).
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
 /** Linux's USER_HZ: /proc reports CPU time in these ticks (100 on every mainstream kernel). */
 const TICKS_PER_SECOND = 100;
+
+/** Peak resident set size of a process so far (VmHWM), in MB, or null when it is gone. */
+export function peakRssMb(pid: number): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
 
 /** User + system CPU seconds of a process so far, or null when it is gone or not ours to read. */
 export function processCpuSeconds(pid: number | undefined | null): number | null {
