@@ -17,6 +17,8 @@ export interface KafkaSinkOptions {
   sasl?: SASLOptions;
 }
 
+const IDEMPOTENT_RETRIES_WARNING = 'Limiting retries for the idempotent producer may invalidate EoS guarantees';
+
 type KafkaSecurityKeys = 'kafkaSsl' | 'kafkaSslCa' | 'kafkaSslCert' | 'kafkaSslKey' | 'saslMechanism' | 'saslUsername' | 'saslPassword';
 
 /**
@@ -79,7 +81,11 @@ export class KafkaSink implements Sink {
       logCreator: () => ({ namespace, level, log: entry }) => {
         const { message, timestamp: _t, logger: _l, ...extra } = entry;
         const line = { kafkajs: namespace, ...extra };
-        if (level <= KafkaLogLevel.ERROR) log.error(line, message);
+        // kafkajs warns at every producer start because retries are bounded. They are on purpose:
+        // after the last retry the session ends and the relay replays from the slot, which keeps
+        // every record (the consumer absorbs the duplicates), so the warning would only alarm operators.
+        if (message === IDEMPOTENT_RETRIES_WARNING) log.debug(line, message);
+        else if (level <= KafkaLogLevel.ERROR) log.error(line, message);
         else log.warn(line, message);
       },
       retry: { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },

@@ -61,4 +61,20 @@ describe('--kafka-client', () => {
     expect(new Set(partitionsBy.kafkajs!.values()).size).toBeGreaterThan(1);
     expect(Object.fromEntries(partitionsBy.platformatic!)).toEqual(Object.fromEntries(partitionsBy.kafkajs!));
   });
+
+  it('a healthy start logs no warning with either client (kafkajs: bounded idempotent retries are intended)', async () => {
+    for (const client of ['kafkajs', 'platformatic'] as const) {
+      const slot = uniqueName(`quiet_${client}`);
+      await createSlot(bed.db.url, slot);
+      // debug level, so the downgraded kafkajs line is there to be seen, just not as a warning.
+      const relay = bed.relay(slot, { env: { OUTBOX_TAIL_KAFKA_CLIENT: client, OUTBOX_TAIL_LOG_LEVEL: 'debug' } });
+      await relay.waitForLog(isStreaming);
+      await new Promise((r) => setTimeout(r, 500));
+      await relay.kill();
+      // Levels are labels in our logs (createLogger's formatter).
+      const warnings = relay.logs.filter((l) => ['warn', 'error', 'fatal'].includes(l.level));
+      expect(warnings, `${client}: ${JSON.stringify(warnings)}`).toEqual([]);
+      if (client === 'kafkajs') expect(relay.logs.some((l) => l.kafkajs === 'Producer' && /Limiting retries/.test(l.msg))).toBe(true);
+    }
+  });
 });
