@@ -2,9 +2,7 @@
  * A throw-away single-node Kafka (KRaft, broker+controller) run from the jars
  * that `npm run setup` (bin/setup-local-stack.sh) caches with Maven.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { openSync, closeSync } from 'node:fs';
 import { access, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +10,8 @@ import { waitForIdempotentProducer, waitForKafka } from './probe.js';
 import {
   freePort,
   guardServer,
-  isAlive,
   run,
+  ServerProcess,
   signalGroup,
   tailFile,
   waitGroupGone,
@@ -113,9 +111,7 @@ export class NativeKafka implements ServerControl {
   readonly logFile: string;
   readonly outFile: string;
   readonly dataDir: string;
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> = Promise.resolve();
-  private exitInfo: string | undefined;
+  private server: ServerProcess | null = null;
   private guard: Guard | undefined;
   port = 0;
   controllerPort = 0;
@@ -274,41 +270,27 @@ export class NativeKafka implements ServerControl {
   }
 
   pid(): number | undefined {
-    const pid = this.child?.pid;
-    return pid !== undefined && this.exitInfo === undefined && isAlive(pid) ? pid : undefined;
+    return this.server?.alivePid();
+  }
+
+  /** The broker's pid unless it has already ended. */
+  private runningPid(): number | undefined {
+    const server = this.server;
+    return server && server.exitInfo === undefined ? server.pid : undefined;
   }
 
   async start(): Promise<void> {
-    if (this.pid() !== undefined) throw new Error(`kafka is already running (pid ${this.child?.pid})`);
-    const out = openSync(this.outFile, 'a');
-    let child: ChildProcess;
-    try {
-      child = spawn(
-        this.opts.javaBin,
-        [...this.jvmArgs(['-Xmx512m', '-Xms256m', '-XX:+ExitOnOutOfMemoryError']), 'kafka.Kafka', this.propsFile],
-        { cwd: this.root, detached: true, stdio: ['ignore', out, out] },
-      );
-    } finally {
-      closeSync(out);
-    }
-    this.child = child;
-    this.exitInfo = undefined;
-    this.exited = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exitInfo = signal !== null ? `signal ${signal}` : `exit code ${code}`;
-        resolve();
-      });
-      child.once('error', (err) => {
-        this.exitInfo = `spawn error: ${err.message}`;
-        resolve();
-      });
-    });
-    child.unref();
-    if (child.pid !== undefined) await writeFile(join(this.root, '.pid'), String(child.pid));
+    if (this.pid() !== undefined) throw new Error(`kafka is already running (pid ${this.server?.pid})`);
+    const server = await ServerProcess.start(
+      this.opts.javaBin,
+      [...this.jvmArgs(['-Xmx512m', '-Xms256m', '-XX:+ExitOnOutOfMemoryError']), 'kafka.Kafka', this.propsFile],
+      { cwd: this.root, logFile: this.outFile, pidDir: this.root },
+    );
+    this.server = server;
     try {
       const t0 = Date.now();
       await waitForKafka(this.brokers, this.opts.readyTimeoutMs, () =>
-        this.exitInfo !== undefined ? `the Kafka process exited (${this.exitInfo}) before it was ready` : undefined,
+        server.exitInfo !== undefined ? `the Kafka process exited (${server.exitInfo}) before it was ready` : undefined,
       );
       await waitForIdempotentProducer(this.brokers, Math.max(5000, this.opts.readyTimeoutMs - (Date.now() - t0)));
     } catch (err) {
@@ -321,8 +303,8 @@ export class NativeKafka implements ServerControl {
   }
 
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const pid = this.child?.pid;
-    if (pid === undefined || this.exitInfo !== undefined) return;
+    const pid = this.runningPid();
+    if (pid === undefined) return;
     signalGroup(pid, signal);
     if (signal === 'SIGKILL') {
       await this.waitExit(30_000);
@@ -333,8 +315,8 @@ export class NativeKafka implements ServerControl {
 
   /** Graceful: SIGTERM (controlled shutdown), SIGKILL after 30 s. */
   async stop(): Promise<void> {
-    const pid = this.child?.pid;
-    if (pid === undefined || this.exitInfo !== undefined) return;
+    const pid = this.runningPid();
+    if (pid === undefined) return;
     signalGroup(pid, 'SIGTERM');
     if (!(await this.waitExit(30_000, false))) {
       signalGroup(pid, 'SIGKILL');
@@ -349,13 +331,8 @@ export class NativeKafka implements ServerControl {
   }
 
   private async waitExit(timeoutMs: number, mustExit = true): Promise<boolean> {
-    const pid = this.child?.pid;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((r) => {
-      timer = setTimeout(() => r(false), timeoutMs);
-    });
-    const ok = await Promise.race([this.exited.then(() => true), timedOut]);
-    if (timer) clearTimeout(timer);
+    const pid = this.server?.pid;
+    const ok = this.server ? await this.server.waitExit(timeoutMs) : true;
     if (ok && pid !== undefined) await waitGroupGone(pid, 5_000);
     if (!ok && mustExit) throw new Error(`kafka (pid ${pid}) did not exit within ${timeoutMs} ms`);
     return ok;
@@ -363,8 +340,8 @@ export class NativeKafka implements ServerControl {
 
   /** Stops the broker (SIGTERM, SIGKILL after 10 s) and removes the temp dir. */
   async destroy(): Promise<void> {
-    const pid = this.child?.pid;
-    if (pid !== undefined && this.exitInfo === undefined) {
+    const pid = this.runningPid();
+    if (pid !== undefined) {
       signalGroup(pid, 'SIGTERM');
       if (!(await this.waitExit(10_000, false))) {
         signalGroup(pid, 'SIGKILL');

@@ -11,8 +11,7 @@
  * data dir ("lock file postmaster.pid already exists"). Stop modes are sent as
  * the signals pg_ctl would send: SIGTERM smart, SIGINT fast, SIGQUIT immediate.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { access, appendFile, chown, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -25,6 +24,7 @@ import {
   isAlive,
   killServerTree,
   run,
+  ServerProcess,
   signalPid,
   sleep,
   tailFile,
@@ -122,9 +122,7 @@ export class NativePostgres implements ServerControl {
   readonly dataDir: string;
   readonly logFile: string;
   readonly confFile: string;
-  private child: ChildProcess | undefined;
-  private exitInfo: string | undefined;
-  private exited: Promise<void> = Promise.resolve();
+  private server: ServerProcess | null = null;
   private guard: Guard | undefined;
   private port = 0;
   version = '';
@@ -228,45 +226,20 @@ export class NativePostgres implements ServerControl {
   }
 
   pid(): number | undefined {
-    const pid = this.child?.pid;
-    return pid !== undefined && this.exitInfo === undefined && isAlive(pid) ? pid : undefined;
+    return this.server?.alivePid();
   }
 
   async start(): Promise<void> {
-    if (this.pid() !== undefined) throw new Error(`postgres is already running (pid ${this.child?.pid})`);
-    const out = openSync(this.logFile, 'a');
-    let child: ChildProcess;
-    try {
-      child = spawn(join(this.opts.binDir, 'postgres'), ['-D', this.dataDir], {
-        cwd: this.root,
-        detached: true, // own session: Ctrl-C in the terminal does not reach it
-        stdio: ['ignore', out, out],
-        ...this.user,
-      });
-    } finally {
-      closeSync(out);
-    }
-    this.child = child;
-    this.exitInfo = undefined;
-    this.exited = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exitInfo = signal !== null ? `signal ${signal}` : `exit code ${code}`;
-        resolve();
-      });
-      child.once('error', (err) => {
-        this.exitInfo = `spawn error: ${err.message}`;
-        resolve();
-      });
-    });
-    child.unref();
-    if (child.pid !== undefined) await writeFile(join(this.root, '.pid'), String(child.pid));
+    if (this.pid() !== undefined) throw new Error(`postgres is already running (pid ${this.server?.pid})`);
+    const server = await ServerProcess.start(join(this.opts.binDir, 'postgres'), ['-D', this.dataDir], { cwd: this.root, logFile: this.logFile, pidDir: this.root, ...this.user });
+    this.server = server;
 
     const deadline = Date.now() + this.opts.readyTimeoutMs;
     let last: unknown;
     for (;;) {
-      if (this.exitInfo !== undefined) {
+      if (server.exitInfo !== undefined) {
         throw new Error(
-          `postgres exited during start (${this.exitInfo}), data dir ${this.dataDir}, port ${this.port}\n` +
+          `postgres exited during start (${server.exitInfo}), data dir ${this.dataDir}, port ${this.port}\n` +
             `--- postgres log tail (${this.logFile}) ---\n${await tailFile(this.logFile)}`,
         );
       }
@@ -314,12 +287,7 @@ export class NativePostgres implements ServerControl {
   }
 
   private async waitStopped(procs: number[], timeoutMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const exited = await Promise.race([
-      this.exited.then(() => true),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
-    ]);
-    if (timer) clearTimeout(timer);
+    const exited = this.server ? await this.server.waitExit(timeoutMs) : true;
     if (!exited || !(await waitAllGone(procs, timeoutMs))) {
       throw new Error(`postgres processes still running ${timeoutMs} ms after the stop: ${procs.filter(isAlive).join(', ')}`);
     }

@@ -3,10 +3,11 @@
  * groups, waiting for processes to disappear, and making sure nothing we
  * started outlives the Node process that started it.
  */
-import { spawn, type SpawnOptions } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
-import { open, readFile, stat } from 'node:fs/promises';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { closeSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { open, readFile, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import { join } from 'node:path';
 
 export interface RunResult {
   code: number | null;
@@ -349,4 +350,63 @@ export function guardServer(dir: string, mainPid: () => number | undefined): Gua
       if (watchdogPid !== undefined) signalPid(watchdogPid, 'SIGKILL');
     },
   };
+}
+
+/**
+ * A server process of the native stack (postgres, the Kafka broker): its own
+ * session (Ctrl-C in a terminal does not reach it), stdout and stderr appended
+ * to a log file, its pid written to `<dir>/.pid` for the guard, and why it
+ * ended once it has.
+ */
+export class ServerProcess {
+  /** 'exit code 1', 'signal SIGKILL', 'spawn error: ...'; undefined while it runs. */
+  exitInfo: string | undefined;
+  /** Settles when the process has ended (or could not be spawned). */
+  readonly exited: Promise<void>;
+
+  private constructor(readonly child: ChildProcess) {
+    this.exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitInfo = signal !== null ? `signal ${signal}` : `exit code ${code}`;
+        resolve();
+      });
+      child.once('error', (err) => {
+        this.exitInfo = `spawn error: ${err.message}`;
+        resolve();
+      });
+    });
+    child.unref();
+  }
+
+  static async start(command: string, args: string[], options: { cwd: string; logFile: string; pidDir: string; uid?: number; gid?: number }): Promise<ServerProcess> {
+    const out = openSync(options.logFile, 'a');
+    let server: ServerProcess;
+    try {
+      const { cwd, uid, gid } = options;
+      server = new ServerProcess(spawn(command, args, { cwd, detached: true, stdio: ['ignore', out, out], ...(uid !== undefined ? { uid } : {}), ...(gid !== undefined ? { gid } : {}) }));
+    } finally {
+      closeSync(out);
+    }
+    if (server.child.pid !== undefined) await writeFile(join(options.pidDir, '.pid'), String(server.child.pid));
+    return server;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** The pid while the process runs, else undefined. */
+  alivePid(): number | undefined {
+    const pid = this.child.pid;
+    return pid !== undefined && this.exitInfo === undefined && isAlive(pid) ? pid : undefined;
+  }
+
+  /** Whether it ended within `timeoutMs`. */
+  async waitExit(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+    const ok = await Promise.race([this.exited.then(() => true), timedOut]);
+    if (timer) clearTimeout(timer);
+    return ok;
+  }
 }
