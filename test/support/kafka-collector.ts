@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { Kafka, logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
 
 export interface CollectedRecord {
   topic: string;
@@ -14,10 +14,10 @@ export interface CollectedRecord {
 export class KafkaCollector {
   readonly records: CollectedRecord[] = [];
   private readonly ids = new Set<string>();
-  private consumer: Consumer | null = null;
+  protected consumer: Consumer | null = null;
   private waiters: Array<() => void> = [];
 
-  constructor(private readonly brokers: string[]) {}
+  constructor(protected readonly brokers: string[]) {}
 
   async start(topics: (string | RegExp)[]): Promise<this> {
     const kafka = new Kafka({ brokers: this.brokers, clientId: 'test-collector', logLevel: logLevel.NOTHING });
@@ -30,17 +30,17 @@ export class KafkaCollector {
     this.consumer = consumer;
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ topic, partition, message }) => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString() : String(v);
-        this.records.push({ topic, partition, offset: message.offset, key: message.key?.toString() ?? null, value: message.value, headers, timestamp: Number(message.timestamp) });
-        if (headers.id) this.ids.add(headers.id);
-        for (const w of this.waiters.splice(0)) w();
-      },
-    });
+    await consumer.run({ autoCommit: false, eachMessage: async ({ topic, partition, message }) => this.accept(topic, partition, message) });
     return this;
+  }
+
+  /** Keeps one consumed record (headers as strings) and wakes the waiters. */
+  protected accept(topic: string, partition: number, message: KafkaMessage): void {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString() : String(v);
+    this.records.push({ topic, partition, offset: message.offset, key: message.key?.toString() ?? null, value: message.value, headers, timestamp: Number(message.timestamp) });
+    if (headers.id) this.ids.add(headers.id);
+    for (const w of this.waiters.splice(0)) w();
   }
 
   /** Distinct outbox ids seen (the `id` header); live view, do not mutate. */
