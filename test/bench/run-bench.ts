@@ -175,10 +175,10 @@ function logTime(line: LogLine): number {
   return t;
 }
 
-function cpuLine(w: CpuWindow): string {
+function cpuLine(w: CpuWindow, publisher = 'relay'): string {
   const u = w.us_per_event;
   const f = (x: number | null) => (x === null ? '-' : `${x} us`);
-  return `CPU per event: relay ${f(u.relay)}, walsender ${f(u.walsender)}, broker ${f(u.broker)}, other ${f(u.other)}; machine ${w.machine_busy_cores ?? '-'} of ${w.cores} cores busy`;
+  return `CPU per event: ${publisher} ${f(u.relay)}, walsender ${f(u.walsender)}, broker ${f(u.broker)}, other ${f(u.other)}; machine ${w.machine_busy_cores ?? '-'} of ${w.cores} cores busy`;
 }
 
 const catchupTimeout = (events: number) => Math.max(180_000, events * 2);
@@ -339,7 +339,6 @@ async function relaySends(proc: BenchProcess): Promise<RelaySends | null> {
   if (!listening?.address) return null;
   try {
     const text = await (await fetch(`http://${listening.address}/metrics`)).text();
-    if (process.env.BENCH_METRICS_DUMP) writeFileSync(process.env.BENCH_METRICS_DUMP, text);
     const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
     const count = value(/^outbox_tail_kafka_send_duration_seconds_count\{outcome="ok"\} (\S+)$/m);
     const sum = value(/^outbox_tail_kafka_send_duration_seconds_sum\{outcome="ok"\} (\S+)$/m);
@@ -606,7 +605,7 @@ async function main(): Promise<void> {
           await p.waitForLog((l) => l.event === 'ready');
           return { proc: p };
         });
-        log(`  polling ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s); ${cpuLine(r.cpu).replace('relay', 'poller')}`);
+        log(`  polling ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s); ${cpuLine(r.cpu, 'poller')}`);
         steadyOut.push(r);
       }
       result.polling_baseline = { catchup_events_per_sec: catchupRate, steady: steadyOut };
