@@ -3,7 +3,10 @@
 # demo and the benchmarks: PostgreSQL server binaries, Java 17+ and the Apache
 # Kafka jars (fetched once from Maven Central into a cache outside the repo).
 #
-# Idempotent: when everything is present it only checks and prints (~1 s).
+# Then bin/setup-containers.sh: the private Podman engine and the local images
+# for Testcontainers (docs/containers.md).
+#
+# Idempotent: when everything is present it only checks and prints (a few s).
 #
 # Environment:
 #   OUTBOX_TAIL_CACHE_DIR   cache root (default: $HOME/.cache/outbox-tail)
@@ -206,4 +209,8 @@ EOF
   fi
 fi
 
-log "ready: postgres=$pg_bindir java=$jm kafka=$LIB_DIR (total $(elapsed "$t_start"))"
+log "native stack ready: postgres=$pg_bindir java=$jm kafka=$LIB_DIR ($(elapsed "$t_start"))"
+
+# ------------------------------------------------------- containers (Podman)
+bash "$(dirname "$0")/setup-containers.sh"
+log "ready (total $(elapsed "$t_start"))"

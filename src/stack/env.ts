@@ -15,6 +15,10 @@ export interface StackEnv {
   javaHome?: string;
   /** PATH, to find initdb/pg_ctl outside Debian's layout. */
   path?: string;
+  /** Testcontainers images (OUTBOX_TAIL_TC_POSTGRES_IMAGE, OUTBOX_TAIL_TC_KAFKA_IMAGE). */
+  images: { postgres?: string; kafka?: string };
+  /** Testcontainers network mode (OUTBOX_TAIL_TC_NETWORK_MODE), e.g. slirp4netns on Podman. */
+  networkMode?: string;
 }
 
 const PROVIDERS: readonly StackProviderRequest[] = ['auto', 'external', 'testcontainers', 'native'];
@@ -34,7 +38,8 @@ export function parseBrokers(value: string): string[] {
 
 /**
  * Reads OUTBOX_TAIL_STACK, OUTBOX_TAIL_TEST_DATABASE_URL, OUTBOX_TAIL_TEST_BROKERS,
- * OUTBOX_TAIL_CACHE_DIR, OUTBOX_TAIL_PG_BINDIR, JAVA_HOME, HOME and PATH.
+ * OUTBOX_TAIL_CACHE_DIR, OUTBOX_TAIL_PG_BINDIR, OUTBOX_TAIL_TC_POSTGRES_IMAGE,
+ * OUTBOX_TAIL_TC_KAFKA_IMAGE, OUTBOX_TAIL_TC_NETWORK_MODE, JAVA_HOME, HOME and PATH.
  * Throws on a half-configured external stack (one of URL/brokers without the other).
  */
 export function stackEnv(env: Record<string, string | undefined> = process.env): StackEnv {
@@ -44,7 +49,14 @@ export function stackEnv(env: Record<string, string | undefined> = process.env):
   };
   const result: StackEnv = {
     cacheDir: get('OUTBOX_TAIL_CACHE_DIR') ?? join(env.HOME ?? homedir(), '.cache', 'outbox-tail'),
+    images: {},
   };
+  const pgImage = get('OUTBOX_TAIL_TC_POSTGRES_IMAGE');
+  if (pgImage !== undefined) result.images.postgres = pgImage;
+  const kafkaImage = get('OUTBOX_TAIL_TC_KAFKA_IMAGE');
+  if (kafkaImage !== undefined) result.images.kafka = kafkaImage;
+  const networkMode = get('OUTBOX_TAIL_TC_NETWORK_MODE');
+  if (networkMode !== undefined) result.networkMode = networkMode;
   const provider = get('OUTBOX_TAIL_STACK');
   if (provider !== undefined) result.provider = parseProviderRequest(provider, 'OUTBOX_TAIL_STACK');
   const url = get('OUTBOX_TAIL_TEST_DATABASE_URL');

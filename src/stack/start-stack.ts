@@ -40,6 +40,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<Stack
       return startTestcontainersStack({
         postgresSettings: options.postgresSettings,
         kafkaSettings: options.kafkaSettings,
+        images: { ...env.images, ...options.images },
+        ...(env.networkMode !== undefined ? { networkMode: env.networkMode } : {}),
         readyTimeoutMs,
         log,
       });

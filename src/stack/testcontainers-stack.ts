@@ -1,23 +1,32 @@
 /**
- * The stack on a container runtime (Docker/Podman) via Testcontainers. The
+ * The stack on a container engine through Testcontainers: a Docker engine with
+ * the official images, or the project's private Podman engine with the images
+ * bin/build-images.sh made from Debian's packages (docs/containers.md). The
  * testcontainers packages are dev dependencies and are imported dynamically,
  * so the published package works without them.
  *
- * Host ports are fixed (picked free on 127.0.0.1 before the containers are
- * created) so that kill/stop + start of a container keeps the same port, and
- * Kafka's advertised listener stays valid. This assumes the container runtime
- * publishes ports on this machine (a local Docker engine).
+ * Host ports are fixed and bound to 127.0.0.1 only (picked free before the
+ * containers are created), so that kill/stop + start of a container keeps the
+ * same port and Kafka's advertised listener stays valid.
+ *
+ * Waiting needs no container health check (Podman cannot run one without
+ * systemd): Postgres is ready when the port listens and the "ready to accept
+ * connections" line came twice (init server, then the real one), Kafka when a
+ * client gets metadata and an idempotent producer id.
  */
 import type { StartedKafkaContainer } from '@testcontainers/kafka';
 import type { StartedPostgreSqlContainer } from '@testcontainers/postgresql';
 import type { StartedTestContainer } from 'testcontainers';
 import { queryPostgres, waitForIdempotentProducer, waitForKafka, waitForPostgres } from './probe.js';
-import { freePort } from './process.js';
+import { freePort, isAlive } from './process.js';
 import type { ServerControl, StackHandle } from './types.js';
 
-export const POSTGRES_IMAGE = 'postgres:17';
-export const KAFKA_IMAGE = 'confluentinc/cp-kafka:8.0.0';
+export const DEFAULT_POSTGRES_IMAGE = 'postgres:17';
+export const DEFAULT_KAFKA_IMAGE = 'confluentinc/cp-kafka:8.1.1';
+const POSTGRES_CONTAINER_PORT = 5432;
 const KAFKA_CONTAINER_PORT = 9093;
+/** Every container this provider creates carries it, with the creating process's pid. */
+export const OWNER_LABEL = 'io.outbox-tail.stack-owner-pid';
 
 /** Resolves true when a container runtime answers within `timeoutMs`. */
 export async function containerRuntimeAvailable(timeoutMs: number): Promise<boolean> {
@@ -39,6 +48,34 @@ export async function containerRuntimeAvailable(timeoutMs: number): Promise<bool
 /** cp-kafka maps KAFKA_FOO_BAR env to foo.bar: '.' -> '_', '_' -> '__', '-' -> '___'. */
 export function confluentEnvName(property: string): string {
   return `KAFKA_${property.replace(/_/g, '__').replace(/-/g, '___').replace(/\./g, '_').toUpperCase()}`;
+}
+
+/**
+ * The Docker API's PortBindings for fixed host ports on loopback only. Without
+ * a HostIp, engines publish on every interface.
+ */
+export function loopbackPortBindings(ports: Record<number, number>): Record<string, { HostIp: string; HostPort: string }[]> {
+  return Object.fromEntries(Object.entries(ports).map(([container, host]) => [`${container}/tcp`, [{ HostIp: '127.0.0.1', HostPort: String(host) }]]));
+}
+
+/**
+ * Removes containers a dead process of ours left behind (a test runner killed
+ * before its teardown). There is no Ryuk on our machines to do it.
+ */
+export async function removeOrphanContainers(log: (line: string) => void): Promise<number> {
+  const { getContainerRuntimeClient } = await import('testcontainers');
+  const client = await getContainerRuntimeClient();
+  const orphans = (await client.container.list()).filter((c) => {
+    const owner = Number(c.Labels?.[OWNER_LABEL]);
+    return Number.isInteger(owner) && owner > 0 && !isAlive(owner);
+  });
+  for (const c of orphans) {
+    log(`removing container ${c.Names?.[0] ?? c.Id} left by dead process ${c.Labels?.[OWNER_LABEL]}`);
+    await client.container.remove(client.container.getById(c.Id), { removeVolumes: true }).catch(async () => {
+      await client.container.getById(c.Id).remove({ force: true, v: true });
+    });
+  }
+  return orphans.length;
 }
 
 class ContainerControl implements ServerControl {
@@ -101,15 +138,33 @@ class ContainerControl implements ServerControl {
   }
 }
 
+export interface TestcontainersImages {
+  postgres: string;
+  kafka: string;
+}
+
 export async function startTestcontainersStack(opts: {
   postgresSettings?: Record<string, string>;
   kafkaSettings?: Record<string, string>;
+  images?: Partial<TestcontainersImages>;
+  /**
+   * Docker API NetworkMode of both containers. Podman's Docker API puts a
+   * container on a CNI bridge by default, which changes the host (ip_forward,
+   * iptables); slirp4netns needs no host change (bin/with-engine.sh sets it).
+   */
+  networkMode?: string;
   readyTimeoutMs: number;
   log: (line: string) => void;
 }): Promise<StackHandle> {
+  const { Wait } = await import('testcontainers');
   const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
   const { KafkaContainer } = await import('@testcontainers/kafka');
+  const images: TestcontainersImages = {
+    postgres: opts.images?.postgres ?? DEFAULT_POSTGRES_IMAGE,
+    kafka: opts.images?.kafka ?? DEFAULT_KAFKA_IMAGE,
+  };
   const t0 = Date.now();
+  await removeOrphanContainers(opts.log);
 
   const pgSettings: Record<string, string> = {
     wal_level: 'logical',
@@ -123,6 +178,25 @@ export async function startTestcontainersStack(opts: {
   };
   const pgPort = await freePort();
   const kafkaPort = await freePort();
+  const labels = { [OWNER_LABEL]: String(process.pid) };
+
+  // PostgreSqlContainer's default wait needs a health check; ours does not.
+  // Binding ports in beforeContainerCreated: the images' own hooks run first.
+  class LoopbackPostgres extends PostgreSqlContainer {
+    protected override async beforeContainerCreated(): Promise<void> {
+      this.hostConfig.PortBindings = loopbackPortBindings({ [POSTGRES_CONTAINER_PORT]: pgPort });
+    }
+  }
+  // KafkaContainer's hook adds the PLAINTEXT port again with a random host
+  // port, which would replace ours: after a restart the broker would then
+  // advertise a port that may be gone. Keep the fixed one.
+  class LoopbackKafka extends KafkaContainer {
+    protected override async beforeContainerCreated(): Promise<void> {
+      await super.beforeContainerCreated();
+      this.exposedPorts = [{ container: KAFKA_CONTAINER_PORT, host: kafkaPort }];
+      this.hostConfig.PortBindings = loopbackPortBindings({ [KAFKA_CONTAINER_PORT]: kafkaPort });
+    }
+  }
 
   let pgContainer: StartedPostgreSqlContainer | undefined;
   let kafkaContainer: StartedKafkaContainer | undefined;
@@ -134,26 +208,39 @@ export async function startTestcontainersStack(opts: {
   try {
     const kafkaEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.kafkaSettings ?? {})) kafkaEnv[confluentEnvName(k)] = v;
-    [pgContainer, kafkaContainer] = await Promise.all([
-      new PostgreSqlContainer(POSTGRES_IMAGE)
+    const started = await Promise.allSettled([
+      new LoopbackPostgres(images.postgres)
         .withDatabase('outbox_tail')
         .withUsername('postgres')
         .withPassword('postgres')
-        .withExposedPorts({ container: 5432, host: pgPort })
+        .withLabels(labels)
+        .withNetworkMode(opts.networkMode ?? 'bridge')
+        .withExposedPorts({ container: POSTGRES_CONTAINER_PORT, host: pgPort })
+        .withWaitStrategy(Wait.forAll([Wait.forListeningPorts(), Wait.forLogMessage(/database system is ready to accept connections/, 2)]))
+        .withStartupTimeout(opts.readyTimeoutMs)
         .withCommand(['postgres', ...Object.entries(pgSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`])])
         .start(),
-      new KafkaContainer(KAFKA_IMAGE)
+      new LoopbackKafka(images.kafka)
         .withKraft()
-        .withExposedPorts({ container: KAFKA_CONTAINER_PORT, host: kafkaPort })
-        .withEnvironment({ KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'true', KAFKA_NUM_PARTITIONS: '1', ...kafkaEnv })
+        .withLabels(labels)
+        .withNetworkMode(opts.networkMode ?? 'bridge')
+        .withStartupTimeout(opts.readyTimeoutMs)
+        .withEnvironment({ KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'true', KAFKA_NUM_PARTITIONS: '1', KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1', ...kafkaEnv })
         .start(),
     ]);
+    if (started[0].status === 'fulfilled') pgContainer = started[0].value;
+    if (started[1].status === 'fulfilled') kafkaContainer = started[1].value;
+    const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) throw new Error(failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; '));
   } catch (err) {
     await stopAll().catch(() => undefined);
-    throw new Error(`testcontainers stack failed to start: ${(err as Error).message}`);
+    throw new Error(
+      `testcontainers stack failed to start (images ${images.postgres}, ${images.kafka}): ${(err as Error).message}. ` +
+        'Without a Docker engine, run `npm run setup` (as root) and use the private engine: bin/with-engine.sh <command> (docs/containers.md).',
+    );
   }
-  const pgC = pgContainer;
-  const kC = kafkaContainer;
+  const pgC = pgContainer!;
+  const kC = kafkaContainer!;
 
   const databaseUrl = pgC.getConnectionUri();
   const brokers = [`${kC.getHost()}:${kC.getMappedPort(KAFKA_CONTAINER_PORT)}`];
@@ -161,17 +248,6 @@ export async function startTestcontainersStack(opts: {
     await waitForKafka(brokers, opts.readyTimeoutMs);
     await waitForIdempotentProducer(brokers, opts.readyTimeoutMs);
   };
-  await kafkaReady();
-  const pgInfo = await queryPostgres(databaseUrl);
-  let kafkaVersion = KAFKA_IMAGE;
-  try {
-    const res = await kC.exec(['kafka-topics', '--version']);
-    const v = res.output.trim().split(/\s+/)[0];
-    if (res.exitCode === 0 && v) kafkaVersion = `${v} (${KAFKA_IMAGE})`;
-  } catch {
-    /* keep the image name */
-  }
-
   const postgres = new ContainerControl(pgC, 'postgres', async () => void (await waitForPostgres(databaseUrl, opts.readyTimeoutMs)), {
     fast: 'SIGINT', // postgres: SIGINT = fast shutdown
     immediate: 'SIGQUIT', // postgres: SIGQUIT = immediate shutdown (crash recovery on start)
@@ -180,22 +256,34 @@ export async function startTestcontainersStack(opts: {
     fast: 'SIGKILL',
     immediate: 'SIGKILL',
   });
-  await Promise.all([postgres.refreshPid(), kafka.refreshPid()]);
-  opts.log(`testcontainers stack ready in ${Date.now() - t0} ms: ${POSTGRES_IMAGE} on ${pgC.getPort()}, ${KAFKA_IMAGE} on ${brokers[0]}`);
-
   let stopped: Promise<void> | undefined;
-  return {
-    provider: 'testcontainers',
-    databaseUrl,
-    brokers,
-    versions: { postgres: pgInfo.version, kafka: kafkaVersion },
-    postgres,
-    kafka,
-    workDirs: [],
-    stop: () =>
-      (stopped ??= stopAll().finally(() => {
-        postgres.markStopped();
-        kafka.markStopped();
-      })),
-  };
+  const stop = () =>
+    (stopped ??= stopAll().finally(() => {
+      postgres.markStopped();
+      kafka.markStopped();
+    }));
+  try {
+    await kafkaReady();
+    const pgInfo = await queryPostgres(databaseUrl);
+    let kafkaVersion = images.kafka;
+    const res = await kC.exec(['kafka-topics', '--version']).catch(() => undefined);
+    const v = res?.output.trim().split(/\s+/).find((word) => /^\d+\.\d+\.\d+/.test(word));
+    if (res?.exitCode === 0 && v) kafkaVersion = `${v} (${images.kafka})`;
+    await Promise.all([postgres.refreshPid(), kafka.refreshPid()]);
+    opts.log(`testcontainers stack ready in ${Date.now() - t0} ms: ${images.postgres} on 127.0.0.1:${pgPort}, ${images.kafka} on ${brokers[0]}`);
+    return {
+      provider: 'testcontainers',
+      databaseUrl,
+      brokers,
+      versions: { postgres: pgInfo.version, kafka: kafkaVersion },
+      images,
+      postgres,
+      kafka,
+      workDirs: [],
+      stop,
+    };
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw err;
+  }
 }

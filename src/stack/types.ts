@@ -28,6 +28,8 @@ export interface StackConnection {
   /** e.g. ['127.0.0.1:39092'] */
   brokers: string[];
   versions: StackVersions;
+  /** testcontainers only: the images the containers run. */
+  images?: { postgres: string; kafka: string };
 }
 
 export interface StackHandle extends StackConnection {
@@ -73,6 +75,11 @@ export interface StartStackOptions {
   postgresBinDir?: string;
   /** java executable; default $JAVA_HOME/bin/java, else `java` on PATH. */
   javaBin?: string;
+  /**
+   * testcontainers only: images; default OUTBOX_TAIL_TC_POSTGRES_IMAGE /
+   * OUTBOX_TAIL_TC_KAFKA_IMAGE, else postgres:17 and confluentinc/cp-kafka:8.1.1.
+   */
+  images?: { postgres?: string; kafka?: string };
   /** How long to wait for each server to become ready (default 60 s). */
   readyTimeoutMs?: number;
   /** How long `auto` waits for a container runtime to answer (default 5 s). */

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs one command against the private Podman engine with the local images,
+# then stops the engine and removes every container, whatever the command did:
+#
+#   bin/with-engine.sh npx vitest run --project crash        # PostgreSQL 17
+#   OUTBOX_TAIL_PG_MAJOR=18 bin/with-engine.sh npm run test:crash
+#
+# Sets OUTBOX_TAIL_STACK=testcontainers and the Testcontainers images
+# (OUTBOX_TAIL_TC_POSTGRES_IMAGE, OUTBOX_TAIL_TC_KAFKA_IMAGE) unless already set.
+# On a machine with a Docker engine none of this is needed: Testcontainers
+# finds the engine and uses the official images.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+engine="$here/container-engine.sh"
+[[ $# -gt 0 ]] || { echo "usage: $0 COMMAND [ARGS...]" >&2; exit 64; }
+
+already=0
+if "$engine" status; then already=1; fi
+env_lines=$("$engine" start) || exit 1
+eval "$env_lines"
+cleanup() {
+  # An engine someone else started stays up, but our containers go.
+  if [[ $already -eq 1 ]]; then
+    ids=$("$engine" podman ps -aq --filter label=io.outbox-tail.stack-owner-pid 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    [[ -n "$ids" ]] && "$engine" podman rm -f -t 0 $ids >/dev/null 2>&1
+  else
+    "$engine" stop
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+export OUTBOX_TAIL_STACK="${OUTBOX_TAIL_STACK:-testcontainers}"
+export OUTBOX_TAIL_TC_POSTGRES_IMAGE="${OUTBOX_TAIL_TC_POSTGRES_IMAGE:-localhost/outbox-tail/postgres:${OUTBOX_TAIL_PG_MAJOR:-17}}"
+# Podman's Docker API would put containers on a CNI bridge (host changes):
+# user-mode networking instead, ports forwarded on 127.0.0.1.
+export OUTBOX_TAIL_TC_NETWORK_MODE="${OUTBOX_TAIL_TC_NETWORK_MODE:-slirp4netns}"
+export OUTBOX_TAIL_TC_KAFKA_IMAGE="${OUTBOX_TAIL_TC_KAFKA_IMAGE:-localhost/outbox-tail/cp-kafka:8.1.1}"
+for image in "$OUTBOX_TAIL_TC_POSTGRES_IMAGE" "$OUTBOX_TAIL_TC_KAFKA_IMAGE"; do
+  if [[ "$image" == localhost/* ]] && ! "$engine" podman image exists "$image"; then
+    echo "[with-engine] image $image is missing: run 'npm run setup' (builds the local images once)" >&2
+    exit 1
+  fi
+done
+"$@"
