@@ -19,11 +19,15 @@ if "$engine" status; then already=1; fi
 env_lines=$("$engine" start) || exit 1
 eval "$env_lines"
 cleanup() {
-  # An engine someone else started stays up, but our containers go.
   if [[ $already -eq 1 ]]; then
-    ids=$("$engine" podman ps -aq --filter label=io.outbox-tail.stack-owner-pid 2>/dev/null || true)
-    # shellcheck disable=SC2086
-    [[ -n "$ids" ]] && "$engine" podman rm -f -t 0 $ids >/dev/null 2>&1
+    # An engine someone else started stays up, with their containers; ours
+    # (owner pid gone by now) are removed.
+    local id owner
+    while read -r id owner; do
+      [[ -n "$id" && "$owner" =~ ^[0-9]+$ ]] || continue
+      kill -0 "$owner" 2>/dev/null || "$engine" podman rm -f -t 0 "$id" >/dev/null 2>&1 || true
+    done < <("$engine" podman ps -a --filter label=io.outbox-tail.stack-owner-pid \
+      --format '{{.ID}} {{index .Labels "io.outbox-tail.stack-owner-pid"}}' 2>/dev/null)
   else
     "$engine" stop
   fi
