@@ -23,10 +23,6 @@ LOG4J_VERSION=2.24.3
 MIN_JAVA=17
 
 CACHE_ROOT="${OUTBOX_TAIL_CACHE_DIR:-$HOME/.cache/outbox-tail}"
-KAFKA_DIR="$CACHE_ROOT/kafka-$KAFKA_VERSION"
-LIB_DIR="$KAFKA_DIR/lib"
-MARKER="$KAFKA_DIR/.complete"
-
 t_start=$EPOCHREALTIME
 step_start=$t_start
 
@@ -133,6 +129,13 @@ else
 fi
 
 # ---------------------------------------------------------------- Kafka jars
+# KAFKA_VERSION is the stack default; OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS (default:
+# the last 3.x release) are fetched too, for the CI matrix (OUTBOX_TAIL_KAFKA_VERSION=3.9.1).
+fetch_kafka() {
+KAFKA_VERSION=$1
+KAFKA_DIR="$CACHE_ROOT/kafka-$KAFKA_VERSION"
+LIB_DIR="$KAFKA_DIR/lib"
+MARKER="$KAFKA_DIR/.complete"
 kafka_jar="$LIB_DIR/kafka_${SCALA_VERSION}-${KAFKA_VERSION}.jar"
 if [[ -f "$MARKER" && -f "$kafka_jar" ]]; then
   step_done "Kafka $KAFKA_VERSION jars reused from cache: $LIB_DIR ($(ls "$LIB_DIR" | wc -l) jars)"
@@ -156,7 +159,7 @@ else
     fi
     [[ -e "$KAFKA_DIR/lib" ]] && log "incomplete Kafka cache found (no marker): fetching again"
     work=$(mktemp -d "${TMPDIR:-/tmp}/outbox-tail-kafka-pom.XXXXXX")
-    trap 'rm -rf "$work"' EXIT
+    trap 'rm -rf "${work:-}"' EXIT
     cat >"$work/pom.xml" <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0"
@@ -208,6 +211,11 @@ EOF
     step_done "fetched Kafka $KAFKA_VERSION jars: $(ls "$LIB_DIR" | wc -l) jars, $(du -sh "$LIB_DIR" | cut -f1) in $LIB_DIR"
   fi
 fi
+
+}
+default_kafka=$KAFKA_VERSION
+for v in "$default_kafka" ${OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS-3.9.1}; do fetch_kafka "$v"; done
+KAFKA_VERSION=$default_kafka
 
 log "native stack ready: postgres=$pg_bindir java=$jm kafka=$LIB_DIR ($(elapsed "$t_start"))"
 

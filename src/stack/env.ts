@@ -17,6 +17,8 @@ export interface StackEnv {
   path?: string;
   /** Testcontainers images (OUTBOX_TAIL_TC_POSTGRES_IMAGE, OUTBOX_TAIL_TC_KAFKA_IMAGE). */
   images: { postgres?: string; kafka?: string };
+  /** Native Kafka version (OUTBOX_TAIL_KAFKA_VERSION), its jars fetched by the setup. */
+  kafkaVersion?: string;
   /** Testcontainers network mode (OUTBOX_TAIL_TC_NETWORK_MODE), e.g. slirp4netns on Podman. */
   networkMode?: string;
 }
@@ -39,7 +41,7 @@ export function parseBrokers(value: string): string[] {
 /**
  * Reads OUTBOX_TAIL_STACK, OUTBOX_TAIL_TEST_DATABASE_URL, OUTBOX_TAIL_TEST_BROKERS,
  * OUTBOX_TAIL_CACHE_DIR, OUTBOX_TAIL_PG_BINDIR, OUTBOX_TAIL_TC_POSTGRES_IMAGE,
- * OUTBOX_TAIL_TC_KAFKA_IMAGE, OUTBOX_TAIL_TC_NETWORK_MODE, JAVA_HOME, HOME and PATH.
+ * OUTBOX_TAIL_TC_KAFKA_IMAGE, OUTBOX_TAIL_TC_NETWORK_MODE, OUTBOX_TAIL_KAFKA_VERSION, JAVA_HOME, HOME and PATH.
  * Throws on a half-configured external stack (one of URL/brokers without the other).
  */
 export function stackEnv(env: Record<string, string | undefined> = process.env): StackEnv {
@@ -55,6 +57,8 @@ export function stackEnv(env: Record<string, string | undefined> = process.env):
   if (pgImage !== undefined) result.images.postgres = pgImage;
   const kafkaImage = get('OUTBOX_TAIL_TC_KAFKA_IMAGE');
   if (kafkaImage !== undefined) result.images.kafka = kafkaImage;
+  const kafkaVersion = get('OUTBOX_TAIL_KAFKA_VERSION');
+  if (kafkaVersion !== undefined) result.kafkaVersion = kafkaVersion;
   const networkMode = get('OUTBOX_TAIL_TC_NETWORK_MODE');
   if (networkMode !== undefined) result.networkMode = networkMode;
   const provider = get('OUTBOX_TAIL_STACK');

@@ -19,7 +19,7 @@ import {
 } from './process.js';
 import type { ServerControl } from './types.js';
 
-/** Must match KAFKA_VERSION in bin/setup-local-stack.sh. */
+/** The default; must match KAFKA_VERSION in bin/setup-local-stack.sh (which also fetches the extra versions). */
 export const KAFKA_VERSION = '4.1.1';
 export const KAFKA_SCALA_VERSION = '2.13';
 export const MIN_JAVA_MAJOR = 17;
@@ -29,22 +29,22 @@ export function kafkaLibDir(cacheDir: string): string {
 }
 
 /** Checks the jar cache written by the setup script; returns lib dir and version. */
-export async function findKafkaJars(cacheDir: string): Promise<{ libDir: string; version: string }> {
-  const base = join(cacheDir, `kafka-${KAFKA_VERSION}`);
+export async function findKafkaJars(cacheDir: string, wanted: string = KAFKA_VERSION): Promise<{ libDir: string; version: string }> {
+  const base = join(cacheDir, `kafka-${wanted}`);
   const libDir = join(base, 'lib');
   const hint =
-    `run \`npm run setup\` (bash bin/setup-local-stack.sh) to fetch them once with Maven into ${libDir}, ` +
+    `run \`npm run setup\` (bash bin/setup-local-stack.sh${wanted === KAFKA_VERSION ? '' : `, with OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS=${wanted}`}) to fetch them once with Maven into ${libDir}, ` +
     'or run the tests with a Docker engine (OUTBOX_TAIL_STACK=testcontainers)';
   try {
     await access(join(base, '.complete'));
   } catch {
-    throw new Error(`Kafka ${KAFKA_VERSION} jars not found (no complete download in ${base}): ${hint}`);
+    throw new Error(`Kafka ${wanted} jars not found (no complete download in ${base}): ${hint}`);
   }
   let files: string[];
   try {
     files = await readdir(libDir);
   } catch {
-    throw new Error(`Kafka ${KAFKA_VERSION} jar dir ${libDir} is missing: ${hint}`);
+    throw new Error(`Kafka ${wanted} jar dir ${libDir} is missing: ${hint}`);
   }
   const jar = files.find((f) => new RegExp(`^kafka_${KAFKA_SCALA_VERSION.replace('.', '\\.')}-(.+)\\.jar$`).test(f));
   const version = jar?.match(/^kafka_[\d.]+-(.+)\.jar$/)?.[1];

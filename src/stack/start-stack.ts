@@ -62,7 +62,7 @@ async function startNativeStack(
   const javaBin = options.javaBin ?? (env.javaHome !== undefined ? join(env.javaHome, 'bin', 'java') : 'java');
   const [binDir, jars] = await Promise.all([
     findPostgresBinDir(options.postgresBinDir ?? env.postgresBinDir, env.path),
-    findKafkaJars(options.cacheDir ?? env.cacheDir),
+    findKafkaJars(options.cacheDir ?? env.cacheDir, options.kafkaVersion ?? env.kafkaVersion),
     checkJava(javaBin),
   ]);
 

@@ -69,6 +69,8 @@ export interface StartStackOptions {
   log?: (line: string) => void;
   /** External servers; default from OUTBOX_TAIL_TEST_DATABASE_URL / OUTBOX_TAIL_TEST_BROKERS. */
   external?: ExternalStackConfig;
+  /** Native only: Kafka version whose jars to run (default OUTBOX_TAIL_KAFKA_VERSION, else 4.1.1). */
+  kafkaVersion?: string;
   /** Cache root holding kafka-<version>/lib; default OUTBOX_TAIL_CACHE_DIR or ~/.cache/outbox-tail. */
   cacheDir?: string;
   /** Directory with initdb/pg_ctl; default OUTBOX_TAIL_PG_BINDIR, else the newest /usr/lib/postgresql/N/bin, else PATH. */
