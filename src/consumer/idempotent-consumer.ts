@@ -12,7 +12,7 @@ import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { backoffDelay } from '../relay/backoff.js';
-import { classifyKafkaError } from '../sink/kafka-errors.js';
+import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import { decodeRecord, type ConsumedEvent, type DecodeResult } from './consumed-event.js';
 import { errorMessage, isTransientPgError } from './consumer-errors.js';
 import { ConsumerStats } from './consumer-stats.js';

@@ -2,7 +2,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Message, type Producer, type SASLOptions, type TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 import { readPem, type RelayConfig } from '../config/config-schema.js';
-import { classifyKafkaError } from './kafka-errors.js';
+import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import type { Sink, SinkRecord } from './sink.js';
 
 export interface KafkaSinkOptions {
