@@ -61,7 +61,7 @@ export function kafkaSinkOptions(config: RelayConfig, logger: Logger): KafkaSink
 }
 
 /**
- * kafkajs producer with the settings of ARCHITECTURE.md §3: idempotent,
+ * kafkajs producer with the settings of docs/architecture.md#kafka-producer: idempotent,
  * acks=all, one request in flight (order), Java-compatible murmur2 partitioner.
  * kafkajs has no linger, so the relay hands it several transactions per call.
  */

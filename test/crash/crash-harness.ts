@@ -34,7 +34,7 @@ export interface CrashOptions {
   consumerMode?: 'idempotent' | 'naive' | 'none';
   /** `naive` = the article's commit-then-send script instead of the outbox (negative control). */
   writerMode?: 'outbox' | 'naive';
-  /** At each kill: T2 open, T1 committed and confirmed, kill, then T2 commits (ARCHITECTURE.md §2.3). */
+  /** At each kill: T2 open, T1 committed and confirmed, kill, then T2 commits (docs/architecture.md#lsn-rules, rule 3). */
   straddle?: boolean;
   cancelEvery?: number;
   rollbackEvery?: number;
