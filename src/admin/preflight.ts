@@ -5,7 +5,7 @@ import type { RelayConfig } from '../config/config-schema.js';
 import { EXIT, OutboxTailError, type ErrorCode } from '../errors/outbox-tail-error.js';
 import { pgConnection } from '../relay/pg-connection.js';
 import { classifyPgError } from '../replication/pg-errors.js';
-import { classifyKafkaError } from '../sink/kafka-errors.js';
+import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import { kafkaSecurity } from '../sink/kafka-sink.js';
 
 export interface PreflightResult {

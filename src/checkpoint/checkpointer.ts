@@ -8,7 +8,7 @@ interface Entry {
 }
 
 /**
- * The ack frontier (ARCHITECTURE.md §2.1-2.5): the highest LSN that is safe to
+ * The ack frontier (docs/architecture.md#lsn-rules, rules 1-5): the highest LSN that is safe to
  * confirm is the commit end LSN of the last transaction such that it and every
  * transaction before it (commit order) is committed and fully acknowledged.
  * Acks may arrive in any order; the frontier only moves contiguously.

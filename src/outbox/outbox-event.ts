@@ -2,7 +2,7 @@ import type { Lsn } from '../replication/lsn.js';
 
 /**
  * One committed transaction as the pipeline sees it. Rows of a large
- * transaction are published before its Commit arrives (ARCHITECTURE.md §2.13),
+ * transaction are published before its Commit arrives (docs/architecture.md#lsn-rules, rule 13),
  * so `endLsn` stays null until the Commit message is decoded.
  */
 export interface Transaction {

@@ -25,7 +25,7 @@ interface Layout {
 /**
  * Maps the INSERT tuple of the outbox table to an OutboxEvent, by column name
  * from the latest Relation message, so `ALTER TABLE` mid-stream is handled
- * (ARCHITECTURE.md §2.15). A row that cannot be mapped becomes a MalformedRow
+ * (docs/architecture.md#lsn-rules, rule 15). A row that cannot be mapped becomes a MalformedRow
  * carrying its id when that much is readable; it is never dropped silently.
  */
 export class RowMapper {

@@ -2,7 +2,7 @@
  * A PostgreSQL log sequence number as a bigint value. Strings ("16/B374D848")
  * exist only at the edges (SQL results, logs, Kafka headers): comparing them as
  * strings is wrong because the library emits unpadded hex while parsed fields
- * are padded (ARCHITECTURE.md §2.6).
+ * are padded (docs/architecture.md#lsn-rules, rule 6).
  */
 export type Lsn = bigint;
 

@@ -54,7 +54,7 @@ interface InternalConnection {
  * to its callbacks and sends standby status updates with the LSN the caller
  * gives it, nothing else. Every session uses a NEW LogicalReplicationService
  * with no start LSN, so the server resumes from the slot's confirmed_flush_lsn
- * (ARCHITECTURE.md §2.9); the library's own acks are disabled (§2.4).
+ * (docs/architecture.md#lsn-rules, rule 9); the library's own acks are disabled (rule 4).
  */
 export class ReplicationSource {
   private readonly service: LogicalReplicationService;

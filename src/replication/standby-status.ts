@@ -5,7 +5,7 @@ const PG_EPOCH_MS = 946_684_800_000n; // 2000-01-01T00:00:00Z
 /**
  * Encodes a Standby Status Update ('r') carrying exactly `lsn` as written,
  * flushed and applied position. We write it ourselves because
- * pg-logical-replication's acknowledge() sends lsn + 1 (ARCHITECTURE.md §2.3),
+ * pg-logical-replication's acknowledge() sends lsn + 1 (docs/architecture.md#lsn-rules, rule 3),
  * which can skip an adjacent transaction. An LSN of 0 is ignored by the server.
  */
 export function encodeStandbyStatus(lsn: Lsn, nowMs: number, replyRequested: boolean): Buffer {

@@ -2,7 +2,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Message, type Producer, type SASLOptions, type TopicMessages } from 'kafkajs';
 import type { Logger } from 'pino';
 import { readPem, type RelayConfig } from '../config/config-schema.js';
-import { classifyKafkaError } from './kafka-errors.js';
+import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import type { Sink, SinkRecord } from './sink.js';
 
 export interface KafkaSinkOptions {
@@ -61,7 +61,7 @@ export function kafkaSinkOptions(config: RelayConfig, logger: Logger): KafkaSink
 }
 
 /**
- * kafkajs producer with the settings of ARCHITECTURE.md §3: idempotent,
+ * kafkajs producer with the settings of docs/architecture.md#kafka-producer: idempotent,
  * acks=all, one request in flight (order), Java-compatible murmur2 partitioner.
  * kafkajs has no linger, so the relay hands it several transactions per call.
  */

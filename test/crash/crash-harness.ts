@@ -34,7 +34,7 @@ export interface CrashOptions {
   consumerMode?: 'idempotent' | 'naive' | 'none';
   /** `naive` = the article's commit-then-send script instead of the outbox (negative control). */
   writerMode?: 'outbox' | 'naive';
-  /** At each kill: T2 open, T1 committed and confirmed, kill, then T2 commits (ARCHITECTURE.md §2.3). */
+  /** At each kill: T2 open, T1 committed and confirmed, kill, then T2 commits (docs/architecture.md#lsn-rules, rule 3). */
   straddle?: boolean;
   cancelEvery?: number;
   rollbackEvery?: number;
@@ -76,9 +76,10 @@ export function rng(seed: number): () => number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * I5, the recount's order rule, for other suites (the fault suite): per key,
- * first occurrences of ids must follow commit order (commit_lsn header), and a
- * cancellation never precedes its creation. Records in consumption order.
+ * I5, the recount's order rule, shared by this recount and the fault suite's:
+ * per key, first occurrences of ids must follow commit order (commit_lsn
+ * header), and a cancellation never precedes its creation. Records in
+ * consumption order.
  */
 export function countOrderViolations(records: ReadonlyArray<{ key: string | null; headers: Record<string, string> }>): number {
   let violations = 0;
@@ -347,20 +348,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       for (const id of [...created, ...cancelledIds]) if (!kafkaIds.has(id)) lost++;
       for (const id of kafkaIds) if (!created.has(id) && !cancelledIds.has(id)) phantoms++;
     }
-    // Per key, first occurrences must follow commit order, and a cancellation never precedes its creation.
-    let orderViolations = 0;
-    const firstSeen = new Set<string>();
-    const lastPerKey = new Map<string, { lsn: bigint; type: string }>();
-    for (const r of collector.records) {
-      const id = r.headers.id ?? '';
-      if (firstSeen.has(id)) continue;
-      firstSeen.add(id);
-      if (!r.headers.commit_lsn) continue;
-      const lsn = Lsn.parse(r.headers.commit_lsn);
-      const previous = lastPerKey.get(r.key ?? '');
-      if (previous && (lsn < previous.lsn || (previous.type === 'OrderCancelled' && r.headers.event_type === 'OrderCreated'))) orderViolations++;
-      lastPerKey.set(r.key ?? '', { lsn, type: r.headers.event_type ?? '' });
-    }
+    const orderViolations = countOrderViolations(collector.records);
     const countIn = (ids: ReadonlySet<string>, of: Set<string>) => [...of].filter((id) => ids.has(id)).length;
     const result: CrashResult = {
       orders,

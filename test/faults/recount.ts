@@ -1,6 +1,6 @@
 /**
  * The fault suite's recount, the crash test's counting extended to the
- * invariants of ARCHITECTURE.md §5 that a fault run can check:
+ * invariants of docs/architecture.md#invariants that a fault run can check:
  *   I1 lost          committed outbox ids in neither the topic nor the dead-letter topic (with a reason)
  *   I2 phantoms      ids in Kafka that no committed row has (rolled back, or invented)
  *   I3 effects       consumer effects per committed id = 1 (when a consumer ran)

@@ -1,7 +1,7 @@
 /**
  * The fault scenarios of issue 7. Each runs on the fault stack under a steady
  * writer (except the idle-outbox one, by definition), injects its fault,
- * heals it, and checks the invariants of ARCHITECTURE.md §5 that apply, with
+ * heals it, and checks the invariants of docs/architecture.md#invariants that apply, with
  * counts (harness.ts, recount.ts).
  */
 import pg from 'pg';

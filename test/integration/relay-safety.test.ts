@@ -29,7 +29,7 @@ async function commitRows(type: string, ids: string[], client?: pg.Client): Prom
 
 describe('LSN safety', () => {
   /**
-   * ARCHITECTURE.md §2.3: T2 opens, T1 commits, the relay confirms T1, the
+   * docs/architecture.md#lsn-rules, rule 3: T2 opens, T1 commits, the relay confirms T1, the
    * relay is killed, T2 commits (its commit record starts exactly at T1's end
    * LSN), a new relay must deliver T2.
    */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../src/relay/backoff.js';
 import { classifyPgError } from '../../src/replication/pg-errors.js';
 import { encodeStandbyStatus } from '../../src/replication/standby-status.js';
-import { classifyKafkaError } from '../../src/sink/kafka-errors.js';
+import { classifyKafkaError } from '../../src/kafka/kafka-errors.js';
 
 describe('standby status update', () => {
   it('carries exactly the given LSN (not +1) as written, flushed and applied', () => {

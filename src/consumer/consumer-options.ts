@@ -1,0 +1,96 @@
+import type { KafkaConfig } from 'kafkajs';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import type { ConsumedEvent } from './consumed-event.js';
+import { DEFAULT_PROCESSED_TABLE } from './processed-messages.js';
+import { quoteTableName } from './sql.js';
+
+/**
+ * Applies one event inside the consumer's transaction. Use `tx` for every
+ * write that must happen exactly once; do not COMMIT or ROLLBACK it yourself.
+ * Throw to roll back (the record is retried, then handled by `onFailure`).
+ */
+export type EventHandler<P = unknown> = (tx: pg.PoolClient, event: ConsumedEvent<P>) => Promise<void>;
+
+export type FailurePolicy = 'stop' | 'dead-letter';
+
+export interface IdempotentConsumerOptions<P = unknown> {
+  brokers: string[];
+  groupId: string;
+  /** Topic names or patterns (e.g. /^outbox\.event\./); patterns match topics that exist when the consumer starts. */
+  topics: Array<string | RegExp>;
+  /** A pg.Pool (yours; never ended by the consumer) or a connection string (the consumer owns that pool). */
+  database: pg.Pool | string;
+  handler: EventHandler<P>;
+  /** Turns the parsed JSON payload into `P` (e.g. `(j) => schema.parse(j)`); a throw makes the record poison. */
+  parsePayload?: (json: unknown, event: ConsumedEvent<unknown>) => P;
+  /** Handler attempts per record before `onFailure` applies; default 5. */
+  maxAttempts?: number;
+  /** Exponential backoff with jitter between attempts; default 200 ms .. 10 s. */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** After `maxAttempts` handler failures, or for a poison record: 'stop' (default) or 'dead-letter'. */
+  onFailure?: FailurePolicy;
+  /** Required with onFailure 'dead-letter'. */
+  deadLetterTopic?: string;
+  /** One transaction per up to `maxRecords` records of one partition, instead of one per record. */
+  batch?: { maxRecords: number };
+  /** Where a new group starts: true (default) = earliest, so events published before the first start are not missed. */
+  fromBeginning?: boolean;
+  /** Default `processed_messages` ("table" or "schema.table"). */
+  processedTable?: string;
+  /** Header that holds the outbox id; default `id`. */
+  idHeader?: string;
+  /** kafkajs partitionsConsumedConcurrently (each partition keeps its order); default 1. */
+  partitionsConsumedConcurrently?: number;
+  clientId?: string;
+  /** Extra kafkajs client settings (ssl, sasl, timeouts, retry). */
+  kafka?: Omit<KafkaConfig, 'brokers' | 'clientId' | 'logCreator'>;
+  /** kafkajs consumer settings. maxWaitTimeInMs defaults to 1000 (kafkajs: 5000), which also bounds how long stop() waits for a fetch in flight. */
+  consumer?: { sessionTimeout?: number; rebalanceTimeout?: number; heartbeatInterval?: number; maxWaitTimeInMs?: number; maxBytesPerPartition?: number };
+  /** Allow the dead-letter producer to create its topic; default true. */
+  allowAutoTopicCreation?: boolean;
+  /** pino logger; default silent. Payloads are never logged. */
+  logger?: Logger;
+}
+
+function invalid(message: string, hint?: string): OutboxTailError {
+  return new OutboxTailError('CONFIG_INVALID', `createIdempotentConsumer: ${message}`, { exitCode: EXIT.CONFIG, ...(hint ? { hint } : {}) });
+}
+
+const positiveInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 1;
+
+/** createIdempotentConsumer's checks, before anything connects: a bad option fails at construction, not at the first record. */
+export function validateOptions<P>(options: IdempotentConsumerOptions<P>): IdempotentConsumerOptions<P> {
+  if (!options || typeof options !== 'object') throw invalid('options are required');
+  if (!Array.isArray(options.brokers) || options.brokers.length === 0 || options.brokers.some((b) => typeof b !== 'string' || b === '')) {
+    throw invalid('brokers must be a non-empty list of host:port');
+  }
+  if (typeof options.groupId !== 'string' || options.groupId.trim() === '') throw invalid('groupId must be a non-empty string');
+  if (!Array.isArray(options.topics) || options.topics.length === 0 || options.topics.some((t) => !(typeof t === 'string' && t !== '') && !(t instanceof RegExp))) {
+    throw invalid('topics must be a non-empty list of topic names or RegExps');
+  }
+  const db = options.database as unknown;
+  if (!(typeof db === 'string' && db !== '') && !(db && typeof db === 'object' && typeof (db as pg.Pool).connect === 'function')) {
+    throw invalid('database must be a pg.Pool or a connection string');
+  }
+  if (typeof options.handler !== 'function') throw invalid('handler must be a function (tx, event) => Promise<void>');
+  if (options.maxAttempts !== undefined && !positiveInt(options.maxAttempts)) throw invalid(`maxAttempts must be an integer >= 1, got ${options.maxAttempts}`);
+  const onFailure = options.onFailure ?? 'stop';
+  if (onFailure !== 'stop' && onFailure !== 'dead-letter') throw invalid(`onFailure must be 'stop' or 'dead-letter', got ${String(onFailure)}`);
+  if (onFailure === 'dead-letter' && (typeof options.deadLetterTopic !== 'string' || !/^[A-Za-z0-9._-]{1,249}$/.test(options.deadLetterTopic))) {
+    throw invalid('deadLetterTopic is required with onFailure "dead-letter" (Kafka topic names use A-Z a-z 0-9 . _ -)');
+  }
+  if (options.batch !== undefined && !positiveInt(options.batch?.maxRecords)) throw invalid('batch.maxRecords must be an integer >= 1');
+  if (options.partitionsConsumedConcurrently !== undefined && !positiveInt(options.partitionsConsumedConcurrently)) {
+    throw invalid('partitionsConsumedConcurrently must be an integer >= 1');
+  }
+  const b = options.backoff ?? {};
+  for (const k of ['initialMs', 'maxMs'] as const) {
+    const v = b[k];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw invalid(`backoff.${k} must be a number >= 0`);
+  }
+  quoteTableName(options.processedTable ?? DEFAULT_PROCESSED_TABLE);
+  if (options.parsePayload !== undefined && typeof options.parsePayload !== 'function') throw invalid('parsePayload must be a function');
+  return options;
+}
