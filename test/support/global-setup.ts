@@ -36,6 +36,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       (s) =>
         console.log(
           `stack: ${s.provider} postgres=${s.versions.postgres} kafka=${s.versions.kafka} ` +
+            (s.images ? `images=${s.images.postgres},${s.images.kafka} ` : '') +
             `(${redactUrl(s.databaseUrl)} , ${s.brokers.join(',')}) started in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
         ),
       () => undefined,
