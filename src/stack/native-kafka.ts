@@ -100,6 +100,8 @@ export interface NativeKafkaOptions {
   settings?: Record<string, string>;
   /** Extra listeners, name -> security protocol (e.g. { SASL_SSL: 'SASL_SSL' }): each gets a free 127.0.0.1 port. */
   extraListeners?: Record<string, string>;
+  /** For an extra listener, the host:port the broker advertises for it (default: its own port), e.g. a proxy in front of it. */
+  advertisedListeners?: Record<string, string>;
   /** Extra arguments for `kafka-storage format` (e.g. --add-scram ...). */
   formatArgs?: string[];
   readyTimeoutMs: number;
@@ -206,12 +208,14 @@ export class NativeKafka implements ServerControl {
   private async writeProps(): Promise<void> {
     const extra = Object.entries(this.opts.extraListeners ?? {});
     const extraListeners = extra.map(([name]) => `,${name}://127.0.0.1:${this.extraPorts[name]}`).join('');
+    const advertised = this.opts.advertisedListeners ?? {};
+    const extraAdvertised = extra.map(([name]) => `,${name}://${advertised[name] ?? `127.0.0.1:${this.extraPorts[name]}`}`).join('');
     const props: Record<string, string> = {
       'process.roles': 'broker,controller',
       'node.id': '1',
       'controller.quorum.voters': `1@127.0.0.1:${this.controllerPort}`,
       listeners: `PLAINTEXT://127.0.0.1:${this.port},CONTROLLER://127.0.0.1:${this.controllerPort}${extraListeners}`,
-      'advertised.listeners': `PLAINTEXT://127.0.0.1:${this.port}${extraListeners}`,
+      'advertised.listeners': `PLAINTEXT://127.0.0.1:${this.port}${extraAdvertised}`,
       'listener.security.protocol.map': `PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${extra.map(([name, protocol]) => `,${name}:${protocol}`).join('')}`,
       'controller.listener.names': 'CONTROLLER',
       'inter.broker.listener.name': 'PLAINTEXT',

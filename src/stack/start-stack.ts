@@ -28,8 +28,14 @@ export async function startStack(options: StartStackOptions = {}): Promise<Stack
     containerRuntimeAvailable(options.runtimeProbeTimeoutMs ?? DEFAULT_RUNTIME_PROBE_TIMEOUT_MS),
   );
   log(`stack provider: ${provider}${requested === 'auto' ? ' (auto)' : ''}`);
-  if (provider !== 'native' && (options.kafkaExtraListeners !== undefined || options.kafkaFormatArgs !== undefined)) {
-    throw new Error(`kafkaExtraListeners and kafkaFormatArgs need the native provider (got ${provider})`);
+  if (provider !== 'native' && options.kafkaFormatArgs !== undefined) {
+    throw new Error(`kafkaFormatArgs needs the native provider (got ${provider})`);
+  }
+  if (provider === 'external' && options.kafkaExtraListeners !== undefined) {
+    throw new Error('kafkaExtraListeners needs a stack it starts (native or testcontainers), not an external one');
+  }
+  if (provider === 'testcontainers' && Object.values(options.kafkaExtraListeners ?? {}).some((p) => p !== 'PLAINTEXT')) {
+    throw new Error('testcontainers: extra Kafka listeners can only be PLAINTEXT (TLS and SASL listeners need the native provider)');
   }
 
   switch (provider) {
@@ -41,6 +47,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<Stack
         postgresSettings: options.postgresSettings,
         kafkaSettings: options.kafkaSettings,
         images: { ...env.images, ...options.images },
+        ...(options.kafkaExtraListeners ? { kafkaExtraListeners: Object.keys(options.kafkaExtraListeners) } : {}),
+        ...(options.kafkaAdvertisedListeners ? { kafkaAdvertisedListeners: options.kafkaAdvertisedListeners } : {}),
         ...(env.networkMode !== undefined ? { networkMode: env.networkMode } : {}),
         readyTimeoutMs,
         log,
@@ -74,6 +82,7 @@ async function startNativeStack(
       version: jars.version,
       settings: options.kafkaSettings,
       extraListeners: options.kafkaExtraListeners,
+      advertisedListeners: options.kafkaAdvertisedListeners,
       formatArgs: options.kafkaFormatArgs,
       readyTimeoutMs,
       log,

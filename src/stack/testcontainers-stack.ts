@@ -153,6 +153,10 @@ export async function startTestcontainersStack(opts: {
    * iptables); slirp4netns needs no host change (bin/with-engine.sh sets it).
    */
   networkMode?: string;
+  /** Extra PLAINTEXT listeners, each on a fixed 127.0.0.1 host port. */
+  kafkaExtraListeners?: string[];
+  /** For an extra listener, the host:port to advertise instead of its own (a proxy in front of it). */
+  kafkaAdvertisedListeners?: Record<string, string>;
   readyTimeoutMs: number;
   log: (line: string) => void;
 }): Promise<StackHandle> {
@@ -178,6 +182,14 @@ export async function startTestcontainersStack(opts: {
   };
   const pgPort = await freePort();
   const kafkaPort = await freePort();
+  // Container ports from 9095 on: 9092 (BROKER), 9093 (PLAINTEXT) and 9094
+  // (CONTROLLER) are KafkaContainer's.
+  const extraListeners: { name: string; containerPort: number; hostPort: number; advertised: string }[] = [];
+  for (const [i, name] of (opts.kafkaExtraListeners ?? []).entries()) {
+    let hostPort = await freePort();
+    while ([pgPort, kafkaPort, ...extraListeners.map((l) => l.hostPort)].includes(hostPort)) hostPort = await freePort();
+    extraListeners.push({ name, containerPort: 9095 + i, hostPort, advertised: opts.kafkaAdvertisedListeners?.[name] ?? `127.0.0.1:${hostPort}` });
+  }
   const labels = { [OWNER_LABEL]: String(process.pid) };
 
   // PostgreSqlContainer's default wait needs a health check; ours does not.
@@ -193,10 +205,27 @@ export async function startTestcontainersStack(opts: {
   class LoopbackKafka extends KafkaContainer {
     protected override async beforeContainerCreated(): Promise<void> {
       await super.beforeContainerCreated();
-      this.exposedPorts = [{ container: KAFKA_CONTAINER_PORT, host: kafkaPort }];
-      this.hostConfig.PortBindings = loopbackPortBindings({ [KAFKA_CONTAINER_PORT]: kafkaPort });
+      const env = this.environment;
+      this.withEnvironment({
+        KAFKA_LISTENERS: [env.KAFKA_LISTENERS, ...extraListeners.map((l) => `${l.name}://0.0.0.0:${l.containerPort}`)].join(','),
+        KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: [env.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP, ...extraListeners.map((l) => `${l.name}:PLAINTEXT`)].join(','),
+      });
+      for (const l of extraListeners) this.createOpts.ExposedPorts = { ...this.createOpts.ExposedPorts, [`${l.containerPort}/tcp`]: {} };
+      this.exposedPorts = [{ container: KAFKA_CONTAINER_PORT, host: kafkaPort }, ...extraListeners.map((l) => ({ container: l.containerPort, host: l.hostPort }))];
+      this.hostConfig.PortBindings = loopbackPortBindings({
+        [KAFKA_CONTAINER_PORT]: kafkaPort,
+        ...Object.fromEntries(extraListeners.map((l) => [l.containerPort, l.hostPort])),
+      });
     }
   }
+  // KafkaContainer computes the advertised listeners in a private method when
+  // the container started; the extra listeners are appended to its result.
+  const proto = LoopbackKafka.prototype as unknown as { updateAdvertisedListeners: (...args: unknown[]) => string };
+  const computeAdvertised = proto.updateAdvertisedListeners;
+  if (typeof computeAdvertised !== 'function') throw new Error('@testcontainers/kafka changed: KafkaContainer.updateAdvertisedListeners is gone');
+  proto.updateAdvertisedListeners = function (this: unknown, ...args: unknown[]) {
+    return [computeAdvertised.apply(this, args), ...extraListeners.map((l) => `${l.name}://${l.advertised}`)].join(',');
+  };
 
   let pgContainer: StartedPostgreSqlContainer | undefined;
   let kafkaContainer: StartedKafkaContainer | undefined;
@@ -280,6 +309,7 @@ export async function startTestcontainersStack(opts: {
       postgres,
       kafka,
       workDirs: [],
+      ...(extraListeners.length > 0 ? { kafkaListeners: Object.fromEntries(extraListeners.map((l) => [l.name, [`127.0.0.1:${l.hostPort}`]])) } : {}),
       stop,
     };
   } catch (err) {

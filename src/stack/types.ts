@@ -37,7 +37,7 @@ export interface StackHandle extends StackConnection {
   kafka: ServerControl;
   /** Temp dirs owned by this stack (native only); all removed by stop(). */
   workDirs: string[];
-  /** Native only: brokers of each extra Kafka listener (StartStackOptions.kafkaExtraListeners). */
+  /** Brokers of each extra Kafka listener (StartStackOptions.kafkaExtraListeners), as reached from this host. */
   kafkaListeners?: Record<string, string[]>;
   /** Stops both servers, leaves no process behind, removes temp dirs. Idempotent. */
   stop(): Promise<void>;
@@ -56,13 +56,19 @@ export interface StartStackOptions {
   /** Extra server.properties settings (native) / KAFKA_* env (testcontainers). */
   kafkaSettings?: Record<string, string>;
   /**
-   * Native only: extra Kafka listeners, name -> security protocol, e.g.
-   * { SASL_SSL: 'SASL_SSL' }. Each gets a free 127.0.0.1 port and is added to
-   * listeners, advertised.listeners and listener.security.protocol.map;
-   * configure it through kafkaSettings (listener.name.<name in lower case>.*).
-   * Their addresses are in StackHandle.kafkaListeners.
+   * Extra Kafka listeners, name -> security protocol, e.g. { RELAY: 'PLAINTEXT' }.
+   * Each gets a free 127.0.0.1 port and is added to listeners, advertised.listeners
+   * and listener.security.protocol.map. Their addresses are in
+   * StackHandle.kafkaListeners. Native: configure them through kafkaSettings
+   * (listener.name.<name in lower case>.*); testcontainers: PLAINTEXT only.
    */
   kafkaExtraListeners?: Record<string, string>;
+  /**
+   * For an extra listener, the host:port Kafka advertises for it instead of its
+   * own address: a TCP proxy in front of it (the fault suite), so that clients
+   * given the proxy stay behind it after the metadata round trip.
+   */
+  kafkaAdvertisedListeners?: Record<string, string>;
   /** Native only: extra `kafka-storage format` arguments, e.g. ['--add-scram', 'SCRAM-SHA-256=[name=u,password=p]']. */
   kafkaFormatArgs?: string[];
   /** Progress lines; default: silent. */

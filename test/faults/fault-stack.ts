@@ -1,16 +1,15 @@
 /**
- * The fault suite's own stack: startStack() (native provider: the fault hooks
- * kill and restart real processes) plus a TCP proxy in front of Postgres and
- * one in front of Kafka, for the relay only. Everything else (the writer, the
- * collector, the slot monitor) talks to the servers directly, so a cut path
- * hurts the relay and nothing that measures it.
+ * The fault suite's own stack: startStack() (native processes or containers;
+ * the fault hooks kill and restart the real servers) plus a TCP proxy in
+ * front of Postgres and one in front of Kafka, for the relay only. Everything
+ * else (the writer, the collector, the slot monitor) talks to the servers
+ * directly, so a cut path hurts the relay and nothing that measures it.
  *
  * Kafka clients connect wherever the broker's metadata says, so a proxy in
- * front of Kafka needs a listener that advertises the proxy: the stack gets an
- * extra listener RELAY, its advertised address is rewritten to the proxy's and
- * the broker restarted once.
+ * front of Kafka needs a listener that advertises the proxy: the proxy starts
+ * first, the stack gets an extra listener RELAY advertised at the proxy's
+ * address, then the proxy is pointed at that listener.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import pg from 'pg';
 import { startStack, type StackHandle, type StartStackOptions } from '../../src/stack/index.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -35,27 +34,28 @@ const RELAY_LISTENER = 'RELAY';
 
 export async function startFaultStack(options: { log?: (line: string) => void; postgresSettings?: Record<string, string>; kafkaSettings?: Record<string, string> } = {}): Promise<FaultStack> {
   const log = options.log ?? (() => undefined);
+  // The target is not known until the broker has its listener port.
+  const kafkaProxy = await TcpProxy.start({ host: '127.0.0.1', port: 9 });
   const stackOptions: StartStackOptions = {
-    provider: 'native',
     log,
     kafkaExtraListeners: { [RELAY_LISTENER]: 'PLAINTEXT' },
+    kafkaAdvertisedListeners: { [RELAY_LISTENER]: kafkaProxy.address },
     ...(options.postgresSettings ? { postgresSettings: options.postgresSettings } : {}),
     ...(options.kafkaSettings ? { kafkaSettings: options.kafkaSettings } : {}),
   };
-  const stack = await startStack(stackOptions);
-  const proxies: TcpProxy[] = [];
+  let stack: StackHandle;
+  try {
+    stack = await startStack(stackOptions);
+  } catch (error) {
+    await kafkaProxy.close();
+    throw error;
+  }
+  const proxies: TcpProxy[] = [kafkaProxy];
   try {
     const relayListener = stack.kafkaListeners?.[RELAY_LISTENER]?.[0];
-    const propsFile = (stack.kafka as unknown as { propsFile?: string }).propsFile;
-    if (!relayListener || !propsFile) throw new Error('the fault suite needs the native stack provider (a Kafka listener it can put a proxy in front of)');
+    if (!relayListener) throw new Error(`the ${stack.provider} stack has no ${RELAY_LISTENER} listener: the fault suite needs a stack it starts (native or testcontainers)`);
     const [kHost, kPort] = relayListener.split(':') as [string, string];
-    const kafkaProxy = await TcpProxy.start({ host: kHost, port: Number(kPort) });
-    proxies.push(kafkaProxy);
-    const props = await readFile(propsFile, 'utf8');
-    const rewritten = props.replace(new RegExp(`^(advertised\\.listeners=.*)${RELAY_LISTENER}://${relayListener.replace(/\./g, '\\.')}`, 'm'), `$1${RELAY_LISTENER}://${kafkaProxy.address}`);
-    if (rewritten === props) throw new Error(`could not find the ${RELAY_LISTENER} listener in ${propsFile}`);
-    await writeFile(propsFile, rewritten);
-    await stack.kafka.restart();
+    kafkaProxy.retarget({ host: kHost, port: Number(kPort) });
     log(`kafka listener ${RELAY_LISTENER} advertised through the proxy ${kafkaProxy.address} -> ${relayListener}`);
 
     const pgUrl = new URL(stack.databaseUrl);

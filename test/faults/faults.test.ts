@@ -15,6 +15,8 @@ const log = (line: string) => console.log(line);
 
 beforeAll(async () => {
   fs = await startFaultStack({ log: (l) => console.log(`[stack] ${l}`) });
+  const { provider, versions, images } = fs.stack;
+  console.log(`stack: ${provider} postgres=${versions.postgres} kafka=${versions.kafka}${images ? ` images=${images.postgres},${images.kafka}` : ''} (faults project)`);
 }, 180_000);
 
 afterAll(async () => {

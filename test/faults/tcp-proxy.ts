@@ -55,8 +55,13 @@ export class TcpProxy {
     private readonly server: net.Server,
     readonly host: string,
     readonly port: number,
-    private readonly target: { host: string; port: number },
+    private target: { host: string; port: number },
   ) {}
+
+  /** Forwards new connections elsewhere: a proxy whose address had to be known before its target existed. */
+  retarget(target: { host: string; port: number }): void {
+    this.target = target;
+  }
 
   /** Listens on host:port (port 0 = any free port) and forwards to target. */
   static async start(target: { host: string; port: number }, listen: { host?: string; port?: number } = {}): Promise<TcpProxy> {
