@@ -1,0 +1,77 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { MalformedRow, OutboxEvent } from '../../src/outbox/outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
+import { RecordBuilder } from '../../src/sink/record-builder.js';
+
+const TXN = { seq: 1, xid: 7, commitLsn: 0x1925e80n, commitTime: 0n, endLsn: null };
+const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
+  id: 'e1',
+  aggregateType: 'order',
+  aggregateId: 'o-1',
+  eventType: 'OrderCreated',
+  payload: Buffer.from('{"a": 1}'),
+  headers: {},
+  createdAt: null,
+  table: 'public.outbox',
+  txn: TXN,
+  ...over,
+});
+const sized = (headers: Record<string, string>, e: OutboxEvent) =>
+  70 + e.payload.length + e.aggregateId.length + Object.entries(headers).reduce((n, [k, v]) => n + k.length + v.length + 2, 0);
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('RecordBuilder: user headers and created_at', () => {
+  it('adds no created_at header when the row has none, also with user headers', () => {
+    const e = event({ headers: { trace: 't-1' }, createdAt: null });
+    const r = new RecordBuilder('t').build(e);
+    expect(r.headers).toEqual({ trace: 't-1', id: 'e1', event_type: 'OrderCreated', aggregate_type: 'order', aggregate_id: 'o-1', commit_lsn: '0/1925E80' });
+    expect('created_at' in r.headers).toBe(false);
+    expect(r.bytes).toBe(sized(r.headers, e));
+  });
+
+  it('formats commit_lsn once per transaction, not once per record', () => {
+    const format = vi.spyOn(Lsn, 'format');
+    const b = new RecordBuilder('t');
+    for (let i = 0; i < 5; i++) expect(b.build(event({ id: `e${i}` })).headers.commit_lsn).toBe('0/1925E80');
+    expect(format).toHaveBeenCalledTimes(1);
+    expect(b.build(event({ txn: { ...TXN, seq: 2, commitLsn: 0x1925f00n } })).headers.commit_lsn).toBe('0/1925F00');
+    expect(format).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('RecordBuilder: dead-letter pointers', () => {
+  it('keys a pointer by the outbox id and carries reason, commit LSN and id as headers', () => {
+    const r = new RecordBuilder('t').deadLetter(event(), 'oversize: 2000000 bytes', 'outbox.event.order', 'dlq');
+    expect(r.key).toBe('e1');
+    expect(r.headers).toEqual({ reason: 'oversize: 2000000 bytes', commit_lsn: '0/1925E80', id: 'e1' });
+    expect(r.bytes).toBe(70 + r.value.length + 100);
+  });
+
+  it('points at a malformed row without an id by its transaction, with no id header and no original topic', () => {
+    const row: MalformedRow = { id: null, reason: 'column(s) id missing from public.outbox', table: 'public.outbox', txn: TXN };
+    const r = new RecordBuilder('t').malformedToDeadLetter(row, 'dlq');
+    expect(r.topic).toBe('dlq');
+    expect(r.key).toBe('xid-7');
+    expect(r.headers).toEqual({ reason: 'malformed: column(s) id missing from public.outbox', commit_lsn: '0/1925E80' });
+    expect(JSON.parse(r.value.toString())).toEqual({
+      id: null,
+      reason: 'malformed: column(s) id missing from public.outbox',
+      table: 'public.outbox',
+      commit_lsn: '0/1925E80',
+      xid: 7,
+      original_topic: null,
+    });
+    expect(r.bytes).toBe(70 + r.value.length + 100);
+  });
+
+  it('keeps the id of a malformed row that has one', () => {
+    const row: MalformedRow = { id: 'e9', reason: 'column headers is not valid JSON', table: 'public.outbox', txn: TXN };
+    const r = new RecordBuilder('t').malformedToDeadLetter(row, 'dlq');
+    expect(r.key).toBe('e9');
+    expect(r.headers.id).toBe('e9');
+    expect(JSON.parse(r.value.toString())).toMatchObject({ id: 'e9', reason: 'malformed: column headers is not valid JSON', original_topic: null });
+  });
+});
