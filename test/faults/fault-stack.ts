@@ -31,6 +31,10 @@ export interface FaultStack {
 }
 
 const RELAY_LISTENER = 'RELAY';
+/** The relays' own password: I12 looks for it in their output. */
+export const RELAY_PASSWORD = 'faults-s3cret-pw';
+/** The role the relays log in as, created with RELAY_PASSWORD (servers with password auth check it). */
+export const RELAY_ROLE = 'faults_relay';
 
 export async function startFaultStack(options: { log?: (line: string) => void; postgresSettings?: Record<string, string>; kafkaSettings?: Record<string, string> } = {}): Promise<FaultStack> {
   const log = options.log ?? (() => undefined);
@@ -57,6 +61,16 @@ export async function startFaultStack(options: { log?: (line: string) => void; p
     const [kHost, kPort] = relayListener.split(':') as [string, string];
     kafkaProxy.retarget({ host: kHost, port: Number(kPort) });
     log(`kafka listener ${RELAY_LISTENER} advertised through the proxy ${kafkaProxy.address} -> ${relayListener}`);
+
+    // The relays log in with a password of their own (I12 looks for it in their
+    // output): a role that has it, so servers with password auth accept it too.
+    const admin = new pg.Client({ connectionString: stack.databaseUrl });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${RELAY_ROLE} LOGIN SUPERUSER REPLICATION PASSWORD '${RELAY_PASSWORD}'`);
+    } finally {
+      await admin.end();
+    }
 
     const pgUrl = new URL(stack.databaseUrl);
     const pgProxy = await TcpProxy.start({ host: pgUrl.hostname, port: Number(pgUrl.port) });

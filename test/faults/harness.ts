@@ -17,7 +17,7 @@ import type { CollectedRecord } from '../support/kafka-collector.js';
 import { FaultCollector } from './collector.js';
 import { startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot } from '../support/slot.js';
-import { proxiedDatabaseUrl, type FaultStack } from './fault-stack.js';
+import { proxiedDatabaseUrl, RELAY_PASSWORD, RELAY_ROLE, type FaultStack } from './fault-stack.js';
 import { outboxRows, recount, type Counts } from './recount.js';
 import { SlotMonitor } from './slot-monitor.js';
 import { prepareOrderTables, SteadyWriter, type WriterOptions } from './writer.js';
@@ -25,7 +25,7 @@ import { prepareOrderTables, SteadyWriter, type WriterOptions } from './writer.j
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Put in the relay's database URL (trust auth ignores it): it must never be logged (I12). */
-export const RELAY_PASSWORD = 'faults-s3cret-pw';
+export { RELAY_PASSWORD } from './fault-stack.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -160,6 +160,7 @@ export class FaultRun {
   /** The relay's database URL: with a password (I12), through the proxy when proxied. */
   get relayDatabaseUrl(): string {
     const u = new URL(this.options.proxied ? proxiedDatabaseUrl(this.options.fs, this.db.url) : this.db.url);
+    u.username = RELAY_ROLE;
     u.password = RELAY_PASSWORD;
     return u.toString();
   }
