@@ -6,7 +6,7 @@ main().then(
   (code) => {
     process.exitCode = code;
     // A daemon that finished has nothing left worth waiting for (sockets of closed clients).
-    if (code !== 0 || process.argv.slice(2)[0] !== 'demo') setImmediate(() => process.exit(code));
+    setImmediate(() => process.exit(code));
   },
   (error) => {
     process.stderr.write(`outbox-tail: ${error?.stack ?? error}\n`);

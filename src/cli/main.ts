@@ -135,10 +135,6 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
     .command(['run', '$0'], 'tail the slot and publish to Kafka (the daemon)', (y) => withConfigOptions(y), handle(runCommand))
     .command('init', 'apply migrations/, create the publication and (with --slot) the slot if missing', (y) => withConfigOptions(y), handle(initCommand))
     .command('status', 'slot and publication state, lag in bytes', (y) => withConfigOptions(y).option('json', { type: 'boolean', describe: 'print one JSON object' }), handle(statusCommand))
-    .command('demo', 'start a local Postgres + Kafka, the relay, and an order writer; print a summary', (y) =>
-      y.option('orders', { type: 'number', default: 2000, describe: 'orders to write' }).option('rate', { type: 'number', default: 200, describe: 'orders per second' }),
-      handle(async (a) => (await import('./demo.js')).demo({ orders: Number(a.orders), rate: Number(a.rate) })),
-    )
     .env(false)
     .strict()
     .help()

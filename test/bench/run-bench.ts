@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
 import { Lsn } from '../../src/replication/lsn.js';
-import { startStack, type StackHandle } from '../../src/stack/index.js';
+import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, walsenderPid, withClient, type BenchDatabase } from './bench-db.js';
 import { cpuWindow, processCpuSeconds, type CpuWindow } from '../support/proc-stats.js';
 import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
@@ -507,7 +507,7 @@ async function main(): Promise<void> {
   if (!databaseUrl !== !brokers) throw new Error('give both --database-url and --brokers, or neither (a local stack is started)');
   let versions = { postgres: 'given', kafka: 'given' };
   if (!databaseUrl || !brokers) {
-    log('starting a local stack (src/stack: OUTBOX_TAIL_STACK, default auto)');
+    log('starting a local stack (dev/stack: OUTBOX_TAIL_STACK, default auto)');
     stack = await startStack({ log: (l) => log(`  ${l}`) });
     databaseUrl = stack.databaseUrl;
     brokers = stack.brokers;

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { OWNER_LABEL, removeOrphanContainers } from '../../src/stack/testcontainers-stack.js';
+import { OWNER_LABEL, removeOrphanContainers } from '../../dev/stack/testcontainers-stack.js';
 
 async function containersOwnedBy(pid: number): Promise<string[]> {
   const { getContainerRuntimeClient } = await import('testcontainers');

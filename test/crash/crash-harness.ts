@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { cancelOrder, createOrder, createOrdersTable } from '../../src/demo/order-app.js';
+import { cancelOrder, createOrder, createOrdersTable } from '../../dev/demo/order-app.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';

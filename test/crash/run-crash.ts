@@ -6,7 +6,7 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { startStack } from '../../src/stack/index.js';
+import { startStack } from '../../dev/stack/index.js';
 import { formatResult, runCrash } from './crash-harness.js';
 
 const argv = await yargs(hideBin(process.argv))

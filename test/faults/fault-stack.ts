@@ -11,7 +11,7 @@
  * address, then the proxy is pointed at that listener.
  */
 import pg from 'pg';
-import { startStack, type StackHandle, type StartStackOptions } from '../../src/stack/index.js';
+import { startStack, type StackHandle, type StartStackOptions } from '../../dev/stack/index.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 export interface FaultStack {

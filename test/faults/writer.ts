@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
-import { cancelOrder, createOrdersTable, ORDER_AGGREGATE } from '../../src/demo/order-app.js';
+import { cancelOrder, createOrdersTable, ORDER_AGGREGATE } from '../../dev/demo/order-app.js';
 
 export interface WriterOptions {
   databaseUrl: string;

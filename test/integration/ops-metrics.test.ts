@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/stack/process.js';
+import { freePort } from '../../dev/stack/process.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
 import { readTopic } from '../support/kafka.js';
 import { isStreaming, startRelay, type LogLine, type RelayProcess } from '../support/relay-process.js';

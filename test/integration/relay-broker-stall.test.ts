@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type StackHandle } from '../../src/stack/index.js';
+import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';

@@ -7,7 +7,7 @@
  * or Kafka is unreachable (in CI or anywhere else).
  */
 import type { TestProject } from 'vitest/node';
-import { redactUrl, startStack, type StackHandle } from '../../src/stack/index.js';
+import { redactUrl, startStack, type StackHandle } from '../../dev/stack/index.js';
 import './provided-context.js';
 
 interface SharedStack {

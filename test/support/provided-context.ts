@@ -1,4 +1,4 @@
-import type { StackConnection } from '../../src/stack/index.js';
+import type { StackConnection } from '../../dev/stack/index.js';
 
 // What global-setup.ts hands to every test file of the integration and crash
 // projects (vitest provide/inject; must be serialisable).

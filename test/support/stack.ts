@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import type { StackConnection } from '../../src/stack/index.js';
+import type { StackConnection } from '../../dev/stack/index.js';
 import './provided-context.js';
 
 /** The run's shared stack (started by test/support/global-setup.ts). */

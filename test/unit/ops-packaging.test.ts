@@ -232,3 +232,20 @@ describe('example configuration', () => {
     expect(resolveConfig({ env })).toMatchObject({ slot: 'orders_outbox', saslMechanism: 'scram-sha-512', kafkaSsl: true });
   });
 });
+
+describe('the published package', () => {
+  // npm pack --dry-run lists what `files` lets in, without writing a tarball.
+  const packed = (): string[] => {
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
+    return (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+  };
+
+  it('holds only the daemon, its library API and the migrations: no test stack, demo or dev script', () => {
+    const files = packed();
+    expect(files).toContain('bin/outbox-tail.js');
+    expect(files).toContain('migrations/0001_outbox.sql');
+    const outside = files.filter((f) => !/^(dist\/src\/.+|migrations\/\d{4}_[a-z_]+\.sql|bin\/outbox-tail\.js|README\.md|package\.json|LICENSE)$/.test(f));
+    expect(outside).toEqual([]);
+    expect(files.filter((f) => /(^|\/)(stack|demo|test|dev)\//.test(f) || f.endsWith('.sh'))).toEqual([]);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { chooseProvider, parseBrokers, redactUrl, stackEnv } from '../../src/stack/index.js';
-import { parseJavaMajor, randomClusterId } from '../../src/stack/native-kafka.js';
-import { confluentEnvName } from '../../src/stack/testcontainers-stack.js';
+import { chooseProvider, parseBrokers, redactUrl, stackEnv } from '../../dev/stack/index.js';
+import { parseJavaMajor, randomClusterId } from '../../dev/stack/native-kafka.js';
+import { confluentEnvName } from '../../dev/stack/testcontainers-stack.js';
 
 const neverProbe = () => Promise.reject(new Error('the container runtime must not be probed'));
 

@@ -1,5 +1,5 @@
 /**
- * The ONLY place in src/stack that reads environment variables, plus the pure
+ * The ONLY place in dev/stack that reads environment variables, plus the pure
  * provider-selection logic. Callers bypass the environment by passing options
  * (or `env: {}`) to startStack.
  */

@@ -241,7 +241,7 @@ export class NativeKafka implements ServerControl {
     const text = Object.entries(props)
       .map(([k, v]) => `${k}=${v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`)
       .join('\n');
-    await writeFile(this.propsFile, `# written by outbox-tail src/stack\n${text}\n`);
+    await writeFile(this.propsFile, `# written by outbox-tail dev/stack\n${text}\n`);
   }
 
   private jvmArgs(extra: string[]): string[] {

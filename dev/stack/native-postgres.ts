@@ -216,7 +216,7 @@ export class NativePostgres implements ServerControl {
     const text = Object.entries(settings)
       .map(([k, v]) => `${k} = ${quoteConf(v)}`)
       .join('\n');
-    await writeFile(this.confFile, `# written by outbox-tail src/stack\n${text}\n`);
+    await writeFile(this.confFile, `# written by outbox-tail dev/stack\n${text}\n`);
     if (this.user) await chown(this.confFile, this.user.uid, this.user.gid);
   }
 

@@ -2,12 +2,13 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { migrate } from '../admin/migrator.js';
-import { packageRoot } from '../admin/package-root.js';
-import { readSlotStatus } from '../admin/slot-status.js';
-import { createOrder, createOrdersTable, ORDER_AGGREGATE } from '../demo/order-app.js';
+import { migrate } from '../../src/admin/migrator.js';
+import { packageRoot } from '../../src/admin/package-root.js';
+import { readSlotStatus } from '../../src/admin/slot-status.js';
+import { createOrder, createOrdersTable, ORDER_AGGREGATE } from './order-app.js';
 import { startStack } from '../stack/index.js';
 
 const SLOT = 'orders_outbox';
@@ -15,7 +16,7 @@ const PUBLICATION = 'outbox_tail';
 const TOPIC = `outbox.event.${ORDER_AGGREGATE}`;
 
 /**
- * `outbox-tail demo`: the main job end to end on a local stack. Starts
+ * `npm run demo [-- --orders N --rate R]`: the main job end to end on a local stack. Starts
  * Postgres and Kafka, runs init, starts the relay as a child process, writes
  * orders at a steady rate with a live progress line, and prints a summary.
  * Exit code 0 iff every order's event reached Kafka.
@@ -126,3 +127,22 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
     await stack.stop();
   }
 }
+
+// npm run demo -- --orders 5000 --rate 500
+const { values } = parseArgs({
+  options: { orders: { type: 'string', default: '2000' }, rate: { type: 'string', default: '200' } },
+  strict: true,
+});
+const orders = Number(values.orders);
+const rate = Number(values.rate);
+if (!Number.isInteger(orders) || orders <= 0 || !(rate > 0)) {
+  process.stderr.write(`demo: --orders must be a positive integer and --rate a positive number (got --orders ${values.orders} --rate ${values.rate})\n`);
+  process.exit(2);
+}
+demo({ orders, rate }).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`demo: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { writeOutboxEvent } from '../consumer/write-outbox-event.js';
+import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 
 /**
  * The example application of the demo, the crash test and the benchmark: an
