@@ -70,11 +70,6 @@ export class Checkpointer {
     return this.frontier;
   }
 
-  /** Transactions registered and not yet behind the frontier. */
-  get inFlight(): number {
-    return this.entries.length - this.head;
-  }
-
   private entry(txn: Transaction): Entry {
     const entry = this.byTxn.get(txn);
     if (!entry) throw new Error(`unknown transaction xid ${txn.xid}`);

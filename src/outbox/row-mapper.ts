@@ -53,11 +53,6 @@ export class RowMapper {
     };
   }
 
-  /** Column names the table must have, for preflight checks. */
-  requiredColumns(): string[] {
-    return REQUIRED.map((key) => this.columns[key]);
-  }
-
   map(values: readonly ColumnValue[], txn: Transaction): OutboxEvent | MalformedRow {
     const layout = this.layout;
     if (!layout) {

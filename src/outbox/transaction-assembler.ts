@@ -30,10 +30,6 @@ export class TransactionAssembler {
     this.name = mapper.table.slice(dot + 1);
   }
 
-  get open(): Transaction | null {
-    return this.current;
-  }
-
   push(message: PgoutputMessage): void {
     switch (message.tag) {
       case 'begin': {

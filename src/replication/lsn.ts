@@ -6,7 +6,6 @@
  */
 export type Lsn = bigint;
 
-export const ZERO_LSN: Lsn = 0n;
 const MAX_LSN = (1n << 64n) - 1n;
 const LSN_PATTERN = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/;
 
