@@ -21,7 +21,7 @@ export class Checkpointer {
   /** Transactions behind the frontier, for metrics. */
   completed = 0;
 
-  constructor(startLsn: Lsn = 0n) {
+  constructor(startLsn: Lsn = Lsn.of(0n)) {
     this.frontier = startLsn;
   }
 

@@ -54,7 +54,7 @@ class OutboxPgoutputPlugin {
  */
 export class ReplicationSource {
   private readonly service: LogicalReplicationService;
-  private lastSent: Lsn = 0n;
+  private lastSent: Lsn = Lsn.of(0n);
   private lastSentAt = 0;
   /** When the server last sent anything (XLogData or keepalive); time spent paused does not count. */
   private lastReceivedAt = Date.now();
