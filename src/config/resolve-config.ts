@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { redactUrl } from '../logging/redact-url.js';
 import { configSchema, type RelayConfig } from './config-schema.js';
 import { envName, flagName, OPTIONS, optionKeys, type OptionKey } from './options.js';
 
@@ -108,14 +109,4 @@ export function redactConfig(config: RelayConfig): Record<string, unknown> {
     if (OPTIONS[key].secret && typeof out[key] === 'string') out[key] = key === 'databaseUrl' ? redactUrl(out[key] as string) : '***';
   }
   return out;
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '***';
-  }
 }

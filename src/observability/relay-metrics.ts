@@ -173,6 +173,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
       return {
         connect: () => sink.connect(),
         disconnect: () => sink.disconnect(),
+        metadata: (topics) => sink.metadata(topics),
         async send(records: readonly SinkRecord[]): Promise<void> {
           const started = process.hrtime.bigint();
           const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { Lsn } from './lsn.js';
 import { libraryConnection, type ReplicationConnection } from './library-connection.js';
-import { classifyPgError } from './pg-errors.js';
+import { classifyPgError } from '../postgres/pg-errors.js';
 import { decodePgoutput, type PgoutputMessage } from './pgoutput-decoder.js';
 import { encodeStandbyStatus } from './standby-status.js';
 

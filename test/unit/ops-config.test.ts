@@ -8,8 +8,8 @@ import { envName, flagName } from '../../src/config/options.js';
 import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import { createLogger } from '../../src/logging/create-logger.js';
-import { pgConnection } from '../../src/relay/pg-connection.js';
-import { kafkaSecurity } from '../../src/sink/kafka-sink.js';
+import { pgConnection } from '../../src/postgres/pg-connection.js';
+import { kafkaSecurity } from '../../src/sink/kafka-security.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-ops-config-'));
 const file = (name: string, text: string) => {

@@ -86,6 +86,7 @@ describe('relay metrics', () => {
     const inner: Sink = {
       connect: async () => undefined,
       disconnect: async () => undefined,
+      metadata: async () => ({ brokers: 1, topics: new Map() }),
       send: async () => {
         if (fail) throw new Error('broker down');
       },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../src/relay/backoff.js';
 import { Lsn } from '../../src/replication/lsn.js';
-import { classifyPgError } from '../../src/replication/pg-errors.js';
+import { classifyPgError } from '../../src/postgres/pg-errors.js';
 import { encodeStandbyStatus } from '../../src/replication/standby-status.js';
 import { classifyKafkaError } from '../../src/sink/kafka-errors.js';
 
