@@ -3,7 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { initOutbox, type InitResult } from '../admin/init.js';
 import { readSlotStatus } from '../admin/slot-status.js';
 import { configSchema, type RelayConfig } from '../config/config-schema.js';
-import { envName, flagName, OPTIONS, optionKeys } from '../config/options.js';
+import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey } from '../config/options.js';
 import { resolveConfig } from '../config/resolve-config.js';
 import { toRunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
@@ -27,12 +27,26 @@ function withConfigOptions<T>(y: Argv<T>): Argv<T> {
       ...(spec.choices ? { choices: spec.choices } : {}),
     }) as Argv<T>;
   }
+  for (const key of deprecatedKeys) {
+    const { spec, replacement } = DEPRECATED_OPTIONS[key];
+    out = out.option(flagName(key), {
+      type: spec.type,
+      describe: `${spec.describe} [env: ${envName(key)}]`,
+      group: `${spec.group}:`,
+      deprecated: `use --${flagName(replacement)}`,
+    }) as Argv<T>;
+  }
   return out;
 }
 
+const numberKeys: ReadonlyArray<OptionKey | DeprecatedKey> = [
+  ...optionKeys.filter((key) => OPTIONS[key].type === 'number'),
+  ...deprecatedKeys.filter((key) => DEPRECATED_OPTIONS[key].spec.type === 'number'),
+];
+
 function loadConfig(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): RelayConfig {
   // yargs turns a number option that is not a number into NaN: name the flag here, before the value is lost.
-  const notNumbers = optionKeys.filter((key) => OPTIONS[key].type === 'number' && Number.isNaN(argv[key]));
+  const notNumbers = numberKeys.filter((key) => Number.isNaN(argv[key]));
   if (notNumbers.length > 0) {
     throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n${notNumbers.map((key) => `  --${flagName(key)}: expected a number`).join('\n')}`, {
       hint: 'see `outbox-tail --help`',

@@ -102,7 +102,7 @@ export const configSchema = z
     saslPassword: z.string().min(1).optional(),
     saslPasswordFile: path.optional(),
     metricsListen: listenAddress.default('127.0.0.1:9464'),
-    stallTimeout: int(1).default(120),
+    stallTimeoutMs: int(1000).default(120_000),
     slotPollIntervalMs: int(100).default(10_000),
   })
   .strict()

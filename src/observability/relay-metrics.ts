@@ -150,7 +150,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   const slotActive = new Gauge({ name: 'outbox_tail_slot_active', help: '1 when a walsender (this relay or another) holds the slot', registers: [registry] });
   const pollErrors = new Counter({ name: 'outbox_tail_slot_poll_errors_total', help: 'Failed reads of pg_replication_slots', registers: [registry] });
   const lastPoll = new Gauge({ name: 'outbox_tail_slot_last_poll_timestamp_seconds', help: 'Unix time of the last successful slot poll', registers: [registry] });
-  const stalled = new Gauge({ name: 'outbox_tail_stalled', help: '1 while the slot lag grows and nothing was confirmed for --stall-timeout seconds', registers: [registry] });
+  const stalled = new Gauge({ name: 'outbox_tail_stalled', help: '1 while the slot lag grows and nothing was confirmed for --stall-timeout-ms', registers: [registry] });
   stalled.set(0);
 
   // Per-record hook: keep it cheap (a cached child per topic).

@@ -32,7 +32,7 @@ export class SlotMonitor {
   private readonly log: Logger;
 
   constructor(private readonly options: SlotMonitorOptions) {
-    this.stall = new StallDetector(options.config.stallTimeout * 1000, Date.now());
+    this.stall = new StallDetector(options.config.stallTimeoutMs, Date.now());
     this.log = options.logger.child({ component: 'slot-monitor', slot: options.config.slot });
   }
 

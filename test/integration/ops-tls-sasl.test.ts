@@ -277,7 +277,7 @@ describe('PostgreSQL TLS (verify-full) and Kafka SASL_SSL + SCRAM', () => {
     await createSlot(db.url, slot);
     const collector = await collect(`outbox.event.${type}`);
     const port = await freePort();
-    const relay = start(slot, secureEnv({ OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}`, OUTBOX_TAIL_STALL_TIMEOUT: '2', OUTBOX_TAIL_SLOT_POLL_INTERVAL_MS: '200' }));
+    const relay = start(slot, secureEnv({ OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}`, OUTBOX_TAIL_STALL_TIMEOUT_MS: '2000', OUTBOX_TAIL_SLOT_POLL_INTERVAL_MS: '200' }));
     await relay.waitForLog(isStreaming, 60_000);
     const insert = () => query(db.url, `insert into outbox (aggregate_type, aggregate_id, event_type, payload) values ($1, 'k', 'E', '{"pad": "${'x'.repeat(2000)}"}')`, [type]);
     await insert();
