@@ -2,7 +2,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { initOutbox, type InitResult } from '../admin/init.js';
 import { readSlotStatus } from '../admin/slot-status.js';
-import { configSchema, type RelayConfig } from '../config/config-schema.js';
+import { configDefaults, type RelayConfig } from '../config/config-schema.js';
 import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey } from '../config/options.js';
 import { resolveConfig } from '../config/resolve-config.js';
 import { toRunConfig } from '../config/run-config.js';
@@ -10,7 +10,7 @@ import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { runDaemon } from './run-daemon.js';
 
-const DEFAULTS = configSchema.parse({}) as Record<string, unknown>;
+const DEFAULTS: Readonly<Record<string, unknown>> = configDefaults;
 
 /** Declares every config option on a command; no yargs defaults, so precedence stays in resolveConfig. */
 function withConfigOptions<T>(y: Argv<T>): Argv<T> {

@@ -159,3 +159,6 @@ export const configSchema = z
 
 export type RelayConfig = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
+
+/** Every option's default: what an empty config resolves to. */
+export const configDefaults: Readonly<RelayConfig> = Object.freeze(configSchema.parse({}));
