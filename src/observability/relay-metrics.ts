@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../relay/relay-stats.js';
 import type { Sink, SinkRecord } from '../sink/sink.js';
+import { mirroredCounter } from './mirrored-counter.js';
 
 /** Milliseconds between 1970-01-01 and 2000-01-01 (PostgreSQL's epoch). */
 const PG_EPOCH_MS = 946_684_800_000;
@@ -26,26 +27,6 @@ export interface RelayMetrics {
   observeSlot(sample: SlotSample): void;
   slotPollFailed(): void;
   setStalled(stalled: boolean): void;
-}
-
-/**
- * Counters that mirror a monotonic number kept elsewhere (RelayStats): the
- * difference since the last scrape is added at collect time. A number that
- * went down (a new session restarting its count) counts from zero again.
- */
-function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
-  let last = 0;
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      const value = read();
-      if (value < last) last = 0;
-      if (value > last) this.inc(value - last);
-      last = value;
-    },
-  });
 }
 
 /**

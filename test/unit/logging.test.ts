@@ -1,10 +1,9 @@
-import { Writable } from 'node:stream';
 import { logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logging/create-logger.js';
 import { kafkajsLogCreator } from '../../src/logging/kafkajs-log-creator.js';
 import { redactUrl } from '../../src/logging/redact-url.js';
 import { redactUrl as stackRedactUrl } from '../../src/stack/index.js';
+import { captureLogs } from '../support/log-capture.js';
 
 describe('redactUrl (the one copy: config redaction and the stack use it)', () => {
   it('masks the password of a URL and keeps host and database', () => {
@@ -23,20 +22,10 @@ describe('redactUrl (the one copy: config redaction and the stack use it)', () =
 });
 
 describe('kafkajsLogCreator', () => {
-  function capture() {
-    const lines: Array<Record<string, unknown>> = [];
-    const stream = new Writable({
-      write(chunk, _enc, done) {
-        for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
-    return { lines, logger: createLogger('debug', stream) };
-  }
   const entry = (message: string) => ({ namespace: 'Producer', label: 'x', log: { message, timestamp: 't', logger: 'kafkajs', broker: 'b:9092' } });
 
   it('maps levels, keeps the fields, names the namespace, and downgrades intended warnings to debug', () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = captureLogs('debug');
     const log = kafkajsLogCreator(logger, new Set(['on purpose']))(logLevel.DEBUG);
     log({ ...entry('boom'), level: logLevel.ERROR });
     log({ ...entry('careful'), level: logLevel.WARN });
