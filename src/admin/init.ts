@@ -13,8 +13,8 @@ export interface InitResult {
 
 /**
  * `outbox-tail init`: applies migrations/, creates the publication (INSERTs
- * only, ARCHITECTURE.md §2.14) and, when a slot is named, the slot, each only
- * if missing. Safe to run again.
+ * only, so cleanup DELETEs on the outbox are not streamed) and, when a slot is
+ * named, the slot, each only if missing. Safe to run again.
  */
 export async function initOutbox(client: pg.Client, config: Pick<RelayConfig, 'publication' | 'table' | 'slot'>): Promise<InitResult> {
   const migrations = await migrate(client);

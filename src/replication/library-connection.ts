@@ -12,8 +12,8 @@ export const LIBRARY_CONNECTION_FIELD = '_connection';
 
 /**
  * pg-logical-replication does not expose its connection, and we need it to
- * pause the socket (backpressure) and to send exact status updates
- * (ARCHITECTURE.md §2.3). A library upgrade that drops the field must stop the
+ * pause the socket (backpressure) and to send status updates with the exact
+ * LSN (its acknowledge() sends lsn + 1). A library upgrade that drops the field must stop the
  * relay with this message rather than silently lose backpressure and confirms.
  */
 export function libraryConnection(service: LogicalReplicationService): ReplicationConnection | null {

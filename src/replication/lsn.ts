@@ -1,12 +1,14 @@
 declare const LSN_BRAND: unique symbol;
 
 /**
- * A PostgreSQL log sequence number: a bigint that only Lsn.of, Lsn.parse and
- * Lsn.read make, so a commit timestamp or a byte count (bigints too) cannot
- * pass for one. Arithmetic yields a plain bigint; going back needs Lsn.of.
- * Strings ("16/B374D848") exist only at the edges (SQL results, logs, Kafka
- * headers): comparing them as strings is wrong because the library emits
- * unpadded hex while parsed fields are padded (ARCHITECTURE.md §2.6).
+ * A PostgreSQL log sequence number as a bigint value. Strings ("16/B374D848")
+ * exist only at the edges (SQL results, logs, Kafka headers): comparing them as
+ * strings is wrong because the library emits unpadded hex while parsed fields
+ * are padded (ARCHITECTURE.md §2.6).
+ *
+ * Branded: only Lsn.of, Lsn.parse and Lsn.read make one, so a commit
+ * timestamp or a byte count (bigints too) cannot pass for an LSN. Arithmetic
+ * yields a plain bigint; going back needs Lsn.of.
  */
 export type Lsn = bigint & { readonly [LSN_BRAND]: true };
 

@@ -46,8 +46,8 @@ const MAX_STATUS_SILENCE_MS = 10_000;
 const FLUSH_TIMEOUT_MS = 2_000;
 
 /**
- * Sends standby status updates carrying only the frontier's safe LSN
- * (ARCHITECTURE.md §2.4): on a timer, when a keepalive asks, and once more
+ * Sends standby status updates carrying only the frontier's safe LSN, never
+ * the last received one: on a timer, when a keepalive asks, and once more
  * before the session ends. It also notices a connection gone silent.
  */
 export class StatusSender {
