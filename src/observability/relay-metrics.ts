@@ -1,10 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../relay/relay-stats.js';
+import { PgTimestamp } from '../replication/pg-timestamp.js';
 import type { Sink, SinkRecord } from '../sink/sink.js';
 import { mirroredCounter } from './mirrored-counter.js';
-
-/** Milliseconds between 1970-01-01 and 2000-01-01 (PostgreSQL's epoch). */
-const PG_EPOCH_MS = 946_684_800_000;
 
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
 /** pg_replication_slots.wal_status values, plus "missing" when the slot does not exist. */
@@ -144,7 +142,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
       if (!child) perTopic.set(topic, (child = published.labels(topic)));
       child.inc();
     }
-    const commitMs = Number(commitTimeMicros / 1000n) + PG_EPOCH_MS;
+    const commitMs = PgTimestamp.toUnixMs(commitTimeMicros);
     latency.observe(Math.max(0, Date.now() - commitMs) / 1000);
   };
 
