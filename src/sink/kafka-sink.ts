@@ -12,9 +12,8 @@ import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
  */
 const INTENDED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
 
-function kafkajsSasl(sasl: KafkaSasl): SASLOptions {
-  const { mechanism, username, password } = sasl;
-  return mechanism === 'plain' ? { mechanism, username, password } : { mechanism, username, password };
+function kafkajsSasl({ mechanism, username, password }: KafkaSasl): SASLOptions {
+  return { mechanism, username, password };
 }
 
 function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, 'brokers' | 'connectionTimeout' | 'ssl' | 'sasl'> {
