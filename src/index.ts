@@ -3,16 +3,20 @@
 // The relay as a library: config, the supervisor, and the pieces it is wired from.
 export { configSchema, type RelayConfig, type ConfigInput } from './config/config-schema.js';
 export { resolveConfig, redactConfig, type ConfigSources } from './config/resolve-config.js';
+export { toRunConfig, type RunConfig } from './config/run-config.js';
 export { Relay, type RelayOptions } from './relay/relay.js';
 export { RelayStats, type RelayState } from './relay/relay-stats.js';
 export { runDaemon } from './cli/run-daemon.js';
-export { preflight } from './admin/preflight.js';
+export { preflight, type PreflightOptions } from './admin/preflight.js';
+export { initOutbox, type InitResult } from './admin/init.js';
+export { createSlot } from './admin/create-slot.js';
 export { migrate } from './admin/migrator.js';
 export { readSlotStatus, type SlotStatus } from './admin/slot-status.js';
 export { Checkpointer } from './checkpoint/checkpointer.js';
 export { Lsn } from './replication/lsn.js';
 export { decodePgoutput, type PgoutputMessage } from './replication/pgoutput-decoder.js';
-export type { Sink, SinkRecord } from './sink/sink.js';
+export type { ClusterMetadata, Sink, SinkFactory, SinkRecord } from './sink/sink.js';
+export { createKafkaSink } from './sink/create-sink.js';
 export { KafkaSink } from './sink/kafka-sink.js';
 export type { OutboxEvent, Transaction } from './outbox/outbox-event.js';
 export { OutboxTailError, EXIT, type ErrorCode } from './errors/outbox-tail-error.js';

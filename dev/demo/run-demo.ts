@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { migrate } from '../../src/admin/migrator.js';
+import { initOutbox } from '../../src/admin/init.js';
 import { packageRoot } from '../../src/admin/package-root.js';
 import { readSlotStatus } from '../../src/admin/slot-status.js';
 import { createOrder, createOrdersTable, ORDER_AGGREGATE } from './order-app.js';
+import { DEFAULT_OUTBOX_TABLE } from '../../src/outbox/outbox-columns.js';
 import { startStack } from '../stack/index.js';
 
 const SLOT = 'orders_outbox';
@@ -33,10 +34,8 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
   const consumer = kafka.consumer({ groupId: `demo-${Date.now()}`, maxWaitTimeInMs: 100 });
   try {
     await client.connect();
-    const migrations = await migrate(client);
+    const { migrations } = await initOutbox(client, { publication: PUBLICATION, table: DEFAULT_OUTBOX_TABLE, slot: SLOT });
     await createOrdersTable(client);
-    const slot = await client.query('select 1 from pg_replication_slots where slot_name = $1', [SLOT]);
-    if (slot.rowCount === 0) await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [SLOT]);
     err(`demo: init done (migrations applied: ${migrations.applied.join(', ') || 'none'}; slot ${SLOT}; publication ${PUBLICATION})`);
 
     const relayLog = join(logDir, 'relay.log');

@@ -1,18 +1,11 @@
 /** Readiness probes shared by all providers. */
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
+import { redactUrl } from '../../src/logging/redact-url.js';
 import { sleep } from './process.js';
 
-/** The URL with any password replaced by `***` (for messages and logs). */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
-  }
-}
+// The relay's one copy, re-exported for the stack's other modules and users.
+export { redactUrl };
 
 export interface PostgresInfo {
   version: string;

@@ -1,16 +1,26 @@
-import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../config/config-schema.js';
+import type { RunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError, type ErrorCode } from '../errors/outbox-tail-error.js';
-import { pgConnection } from '../relay/pg-connection.js';
-import { classifyPgError } from '../replication/pg-errors.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
-import { kafkaSecurity } from '../sink/kafka-sink.js';
+import { columnMapping, REQUIRED_COLUMNS } from '../outbox/outbox-columns.js';
+import { splitTable } from '../outbox/qualified-table.js';
+import { describeTarget } from '../postgres/describe-target.js';
+import { classifyPgError } from '../postgres/pg-errors.js';
+import { withPgClient } from '../postgres/with-pg-client.js';
+import type { Sink } from '../sink/sink.js';
+import { createSlot } from './create-slot.js';
 
 export interface PreflightResult {
   serverVersion: string;
   slotCreated: boolean;
+}
+
+export interface PreflightOptions {
+  /**
+   * Kafka is checked through the sink the relay will publish with (its
+   * client, TLS and SASL settings); false skips Kafka.
+   */
+  kafka: Pick<Sink, 'metadata'> | false;
 }
 
 const fail = (code: ErrorCode, message: string, hint: string, exitCode: number = EXIT.PREFLIGHT) =>
@@ -20,65 +30,65 @@ const fail = (code: ErrorCode, message: string, hint: string, exitCode: number =
  * Everything that must hold before streaming, checked in the order an
  * operator would fix it, each failure naming the fix.
  */
-export async function preflight(config: RelayConfig, logger: Logger, options: { kafka?: boolean } = {}): Promise<PreflightResult> {
+export async function preflight(config: RunConfig, logger: Logger, options: PreflightOptions): Promise<PreflightResult> {
   const log = logger.child({ component: 'preflight', slot: config.slot });
-  const client = new pg.Client(pgConnection(config));
   const where = describeTarget(config);
-  try {
-    await client.connect();
-  } catch (error) {
-    throw withExit(classifyPgError(error, `cannot connect to PostgreSQL at ${where}`), EXIT.PREFLIGHT);
-  }
-  try {
-    const info = (
-      await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string }>(
-        `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user,
-                (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
-      )
-    ).rows[0]!;
-    if (info.wal_level !== 'logical') {
-      throw fail('WAL_LEVEL_NOT_LOGICAL', `wal_level is '${info.wal_level}' on ${where}, logical replication needs 'logical'`, "set wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL");
+  const result = await withPgClient(config, async (client) => {
+    try {
+      return await checkPostgres(client, config, log);
+    } catch (error) {
+      throw OutboxTailError.is(error) ? error : classifyPgError(error, `preflight on ${where}`).withExitCode(EXIT.PREFLIGHT);
     }
-    if (!info.can_replicate) {
-      throw fail('ROLE_CANNOT_REPLICATE', `role ${info.user} may not start replication`, `ALTER ROLE ${info.user} REPLICATION (see docker/least-privilege.sql)`);
-    }
-    const [schema, table] = splitTable(config.table);
-    const columns = (
-      await client.query<{ attname: string }>(
-        `select a.attname from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-          where n.nspname = $1 and c.relname = $2 and a.attnum > 0 and not a.attisdropped`,
-        [schema, table],
-      )
-    ).rows.map((r) => r.attname);
-    if (columns.length === 0) {
-      throw fail('TABLE_MISSING', `outbox table ${config.table} does not exist in database ${info.db}`, 'run `outbox-tail init` to create it, or point --table at your outbox table');
-    }
-    const required = [config.columnId, config.columnAggregateType, config.columnAggregateId, config.columnEventType, config.columnPayload];
-    const missing = required.filter((c) => !columns.includes(c));
-    if (missing.length > 0) {
-      throw fail('COLUMN_MISSING', `outbox table ${config.table} has no column(s) ${missing.join(', ')} (it has ${columns.join(', ')})`, 'map your columns with --column-id, --column-aggregate-type, --column-aggregate-id, --column-event-type, --column-payload');
-    }
-    const publication = (await client.query<{ pubinsert: boolean }>('select pubinsert from pg_publication where pubname = $1', [config.publication])).rows[0];
-    if (!publication) {
-      throw fail('PUBLICATION_MISSING', `publication ${config.publication} does not exist`, `CREATE PUBLICATION ${config.publication} FOR TABLE ${config.table} WITH (publish = 'insert'), or run \`outbox-tail init\``);
-    }
-    const member = await client.query('select 1 from pg_publication_tables where pubname = $1 and schemaname = $2 and tablename = $3', [config.publication, schema, table]);
-    if (member.rowCount === 0 || !publication.pubinsert) {
-      throw fail('PUBLICATION_WITHOUT_TABLE', `publication ${config.publication} does not publish INSERTs of ${config.table}`, `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`);
-    }
-    const slotCreated = await checkSlot(client, config, info.db, log);
-    if (options.kafka !== false) await checkKafka(config);
-    log.info({ event: 'preflight-ok', serverVersion: info.version, slotCreated }, 'preflight passed');
-    return { serverVersion: info.version, slotCreated };
-  } catch (error) {
-    throw OutboxTailError.is(error) ? error : withExit(classifyPgError(error, `preflight on ${where}`), EXIT.PREFLIGHT);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  }, { connectExitCode: EXIT.PREFLIGHT });
+  const kafka = options.kafka === false ? null : await checkKafka(options.kafka);
+  log.info({ event: 'preflight-ok', serverVersion: result.serverVersion, slotCreated: result.slotCreated, ...(kafka ? { kafkaBrokers: kafka.brokers } : {}) }, 'preflight passed');
+  return result;
 }
 
-async function checkSlot(client: pg.Client, config: RelayConfig, db: string, log: Logger): Promise<boolean> {
-  const slot = config.slot!;
+async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger): Promise<PreflightResult> {
+  const where = describeTarget(config);
+  const info = (
+    await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string }>(
+      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user,
+              (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
+    )
+  ).rows[0]!;
+  if (info.wal_level !== 'logical') {
+    throw fail('WAL_LEVEL_NOT_LOGICAL', `wal_level is '${info.wal_level}' on ${where}, logical replication needs 'logical'`, "set wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL");
+  }
+  if (!info.can_replicate) {
+    throw fail('ROLE_CANNOT_REPLICATE', `role ${info.user} may not start replication`, `ALTER ROLE ${info.user} REPLICATION (see docker/least-privilege.sql)`);
+  }
+  const [schema, table] = splitTable(config.table);
+  const columns = (
+    await client.query<{ attname: string }>(
+      `select a.attname from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = $1 and c.relname = $2 and a.attnum > 0 and not a.attisdropped`,
+      [schema, table],
+    )
+  ).rows.map((r) => r.attname);
+  if (columns.length === 0) {
+    throw fail('TABLE_MISSING', `outbox table ${config.table} does not exist in database ${info.db}`, 'run `outbox-tail init` to create it, or point --table at your outbox table');
+  }
+  const mapping = columnMapping(config);
+  const missing = REQUIRED_COLUMNS.map((key) => mapping[key]).filter((c) => !columns.includes(c));
+  if (missing.length > 0) {
+    throw fail('COLUMN_MISSING', `outbox table ${config.table} has no column(s) ${missing.join(', ')} (it has ${columns.join(', ')})`, 'map your columns with --column-id, --column-aggregate-type, --column-aggregate-id, --column-event-type, --column-payload');
+  }
+  const publication = (await client.query<{ pubinsert: boolean }>('select pubinsert from pg_publication where pubname = $1', [config.publication])).rows[0];
+  if (!publication) {
+    throw fail('PUBLICATION_MISSING', `publication ${config.publication} does not exist`, `CREATE PUBLICATION ${config.publication} FOR TABLE ${config.table} WITH (publish = 'insert'), or run \`outbox-tail init\``);
+  }
+  const member = await client.query('select 1 from pg_publication_tables where pubname = $1 and schemaname = $2 and tablename = $3', [config.publication, schema, table]);
+  if (member.rowCount === 0 || !publication.pubinsert) {
+    throw fail('PUBLICATION_WITHOUT_TABLE', `publication ${config.publication} does not publish INSERTs of ${config.table}`, `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`);
+  }
+  const slotCreated = await checkSlot(client, config, info.db, log);
+  return { serverVersion: info.version, slotCreated };
+}
+
+async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: Logger): Promise<boolean> {
+  const { slot } = config;
   const row = (
     await client.query<{ plugin: string | null; slot_type: string; database: string | null; wal_status: string | null }>(
       'select plugin, slot_type, database, wal_status from pg_replication_slots where slot_name = $1',
@@ -89,9 +99,9 @@ async function checkSlot(client: pg.Client, config: RelayConfig, db: string, log
     if (!config.createSlot) {
       throw fail('SLOT_MISSING', `replication slot ${slot} does not exist`, `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (README runbook)`);
     }
-    await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
-    log.warn({ event: 'slot-created' }, `created replication slot ${slot} (--create-slot): only changes from now on are relayed`);
-    return true;
+    const created = await createSlot(client, slot);
+    if (created) log.warn({ event: 'slot-created' }, `created replication slot ${slot} (--create-slot): only changes from now on are relayed`);
+    return created;
   }
   if (row.slot_type !== 'logical' || row.plugin !== 'pgoutput') {
     throw fail('SLOT_WRONG_PLUGIN', `replication slot ${slot} is a ${row.slot_type} slot with plugin ${row.plugin ?? 'none'}, not pgoutput`, 'use a logical slot created with the pgoutput plugin');
@@ -105,36 +115,11 @@ async function checkSlot(client: pg.Client, config: RelayConfig, db: string, log
   return false;
 }
 
-async function checkKafka(config: RelayConfig): Promise<void> {
-  const kafka = new Kafka({ clientId: `${config.clientId}-preflight`, brokers: config.brokers, ...kafkaSecurity(config), connectionTimeout: config.connectTimeoutMs, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
-  const admin = kafka.admin();
+async function checkKafka(sink: Pick<Sink, 'metadata'>) {
   try {
-    await admin.connect();
-    await admin.describeCluster();
+    return await sink.metadata();
   } catch (error) {
-    const classified = classifyKafkaError(error, `cannot reach Kafka brokers ${config.brokers.join(',')}`);
-    throw withExit(classified, EXIT.PREFLIGHT);
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
-}
-
-function withExit(error: OutboxTailError, exitCode: number): OutboxTailError {
-  return new OutboxTailError(error.code, error.message, { retriable: error.retriable, hint: error.hint, exitCode, cause: error.cause });
-}
-
-export function splitTable(qualified: string): [string, string] {
-  const dot = qualified.indexOf('.');
-  return [qualified.slice(0, dot), qualified.slice(dot + 1)];
-}
-
-/** host:port/db without credentials, for messages. */
-export function describeTarget(config: Pick<RelayConfig, 'databaseUrl'>): string {
-  if (!config.databaseUrl) return 'the PG* environment (no --database-url given)';
-  try {
-    const u = new URL(config.databaseUrl);
-    return `${u.hostname || 'localhost'}:${u.port || 5432}${u.pathname}`;
-  } catch {
-    return '(unparseable --database-url)';
+    if (OutboxTailError.is(error)) throw error.withExitCode(EXIT.PREFLIGHT);
+    throw error;
   }
 }

@@ -21,7 +21,7 @@ export class Checkpointer {
   /** Transactions behind the frontier, for metrics. */
   completed = 0;
 
-  constructor(startLsn: Lsn = 0n) {
+  constructor(startLsn: Lsn = Lsn.of(0n)) {
     this.frontier = startLsn;
   }
 
@@ -68,11 +68,6 @@ export class Checkpointer {
   /** The LSN to send in the next standby status update. */
   get safeLsn(): Lsn {
     return this.frontier;
-  }
-
-  /** Transactions registered and not yet behind the frontier. */
-  get inFlight(): number {
-    return this.entries.length - this.head;
   }
 
   private entry(txn: Transaction): Entry {

@@ -1,18 +1,16 @@
-import pg from 'pg';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { migrate } from '../admin/migrator.js';
-import { splitTable } from '../admin/preflight.js';
+import { initOutbox, type InitResult } from '../admin/init.js';
 import { readSlotStatus } from '../admin/slot-status.js';
-import { configSchema, type RelayConfig } from '../config/config-schema.js';
-import { envName, flagName, OPTIONS, optionKeys } from '../config/options.js';
+import { configDefaults, type RelayConfig } from '../config/config-schema.js';
+import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey } from '../config/options.js';
 import { resolveConfig } from '../config/resolve-config.js';
+import { toRunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
-import { pgConnection } from '../relay/pg-connection.js';
-import { classifyPgError } from '../replication/pg-errors.js';
+import { withPgClient } from '../postgres/with-pg-client.js';
 import { runDaemon } from './run-daemon.js';
 
-const DEFAULTS = configSchema.parse({}) as Record<string, unknown>;
+const DEFAULTS: Readonly<Record<string, unknown>> = configDefaults;
 
 /** Declares every config option on a command; no yargs defaults, so precedence stays in resolveConfig. */
 function withConfigOptions<T>(y: Argv<T>): Argv<T> {
@@ -22,27 +20,41 @@ function withConfigOptions<T>(y: Argv<T>): Argv<T> {
     const envs = [envName(key), ...(spec.aliasesEnv ?? [])].join(', ');
     const def = DEFAULTS[key] === undefined ? '' : ` [default: ${Array.isArray(DEFAULTS[key]) ? (DEFAULTS[key] as string[]).join(',') : String(DEFAULTS[key])}]`;
     out = out.option(flagName(key), {
-      type: spec.type === 'boolean' ? 'boolean' : 'string',
+      // Comma lists stay strings: the schema splits them, whichever source they come from.
+      type: spec.type === 'array' ? 'string' : spec.type,
       describe: `${spec.describe}${def} [env: ${envs}]`,
       group: `${spec.group}:`,
       ...(spec.choices ? { choices: spec.choices } : {}),
     }) as Argv<T>;
   }
+  for (const key of deprecatedKeys) {
+    const { spec, replacement } = DEPRECATED_OPTIONS[key];
+    out = out.option(flagName(key), {
+      type: spec.type,
+      describe: `${spec.describe} [env: ${envName(key)}]`,
+      group: `${spec.group}:`,
+      deprecated: `use --${flagName(replacement)}`,
+    }) as Argv<T>;
+  }
   return out;
 }
 
-function loadConfig(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): RelayConfig {
-  const configFile = (argv.config as string | undefined) ?? env.OUTBOX_TAIL_CONFIG;
-  return resolveConfig({ flags: argv, env, ...(configFile ? { configFile } : {}) });
-}
+const numberKeys: ReadonlyArray<OptionKey | DeprecatedKey> = [
+  ...optionKeys.filter((key) => OPTIONS[key].type === 'number'),
+  ...deprecatedKeys.filter((key) => DEPRECATED_OPTIONS[key].spec.type === 'number'),
+];
 
-function requireSlot(config: RelayConfig): asserts config is RelayConfig & { slot: string } {
-  if (!config.slot) {
-    throw new OutboxTailError('CONFIG_INVALID', 'invalid configuration:\n  --slot / OUTBOX_TAIL_SLOT: required', {
-      hint: 'name the replication slot to tail, e.g. --slot orders_outbox',
+function loadConfig(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): RelayConfig {
+  // yargs turns a number option that is not a number into NaN: name the flag here, before the value is lost.
+  const notNumbers = numberKeys.filter((key) => Number.isNaN(argv[key]));
+  if (notNumbers.length > 0) {
+    throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n${notNumbers.map((key) => `  --${flagName(key)}: expected a number`).join('\n')}`, {
+      hint: 'see `outbox-tail --help`',
       exitCode: EXIT.CONFIG,
     });
   }
+  const configFile = (argv.config as string | undefined) ?? env.OUTBOX_TAIL_CONFIG;
+  return resolveConfig({ flags: argv, env, ...(configFile ? { configFile } : {}) });
 }
 
 function warnSecretsOnCommandLine(argv: string[]): void {
@@ -55,55 +67,27 @@ function warnSecretsOnCommandLine(argv: string[]): void {
 }
 
 async function runCommand(argv: Record<string, unknown>): Promise<number> {
-  const config = loadConfig(argv, process.env);
-  requireSlot(config);
-  return runDaemon(config);
+  return runDaemon(toRunConfig(loadConfig(argv, process.env)));
 }
 
-async function withClient<T>(config: RelayConfig, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client(pgConnection(config));
-  try {
-    await client.connect();
-  } catch (error) {
-    throw classifyPgError(error, 'cannot connect to PostgreSQL');
-  }
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+function initReport({ migrations, publication, slot }: InitResult): string[] {
+  return [
+    `migrations: applied ${migrations.applied.join(', ') || 'none'}; already applied ${migrations.skipped.length}`,
+    publication.created ? `publication ${publication.name} created for ${publication.table}` : `publication ${publication.name} exists`,
+    ...(slot ? [slot.created ? `slot ${slot.name} created (pgoutput)` : `slot ${slot.name} exists`] : []),
+  ];
 }
 
 async function initCommand(argv: Record<string, unknown>): Promise<number> {
   const config = loadConfig(argv, process.env);
-  await withClient(config, async (client) => {
-    const result = await migrate(client);
-    process.stdout.write(`migrations: applied ${result.applied.join(', ') || 'none'}; already applied ${result.skipped.length}\n`);
-    const exists = await client.query('select 1 from pg_publication where pubname = $1', [config.publication]);
-    if (exists.rowCount === 0) {
-      const [schema, table] = splitTable(config.table);
-      await client.query(`create publication ${pg.escapeIdentifier(config.publication)} for table ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)} with (publish = 'insert')`);
-      process.stdout.write(`publication ${config.publication} created for ${config.table}\n`);
-    } else {
-      process.stdout.write(`publication ${config.publication} exists\n`);
-    }
-    if (config.slot) {
-      const slot = await client.query('select 1 from pg_replication_slots where slot_name = $1', [config.slot]);
-      if (slot.rowCount === 0) {
-        await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [config.slot]);
-        process.stdout.write(`slot ${config.slot} created (pgoutput)\n`);
-      } else {
-        process.stdout.write(`slot ${config.slot} exists\n`);
-      }
-    }
-  });
+  const result = await withPgClient(config, (client) => initOutbox(client, config));
+  process.stdout.write(`${initReport(result).join('\n')}\n`);
   return EXIT.OK;
 }
 
 async function statusCommand(argv: Record<string, unknown>): Promise<number> {
-  const config = loadConfig(argv, process.env);
-  requireSlot(config);
-  const status = await withClient(config, (client) => readSlotStatus(client, config.slot, config.publication));
+  const config = toRunConfig(loadConfig(argv, process.env));
+  const status = await withPgClient(config, (client) => readSlotStatus(client, config.slot, config.publication));
   if (argv.json) {
     process.stdout.write(`${JSON.stringify(status)}\n`);
   } else {

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import { preflight } from '../admin/preflight.js';
-import type { RelayConfig } from '../config/config-schema.js';
 import { redactConfig } from '../config/resolve-config.js';
+import type { RunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createLogger } from '../logging/create-logger.js';
 import { RelayObservability } from '../observability/observability.js';
 import { Relay, type RelayOptions } from '../relay/relay.js';
+import { createKafkaSink } from '../sink/create-sink.js';
 
 /**
  * The daemon's process life: log the effective config, preflight, run the
@@ -13,14 +14,16 @@ import { Relay, type RelayOptions } from '../relay/relay.js';
  * confirms, a second one exits at once).
  */
 export async function runDaemon(
-  config: RelayConfig & { slot: string },
+  config: RunConfig,
   extras: Omit<RelayOptions, 'config' | 'logger'> & { logger?: Logger } = {},
 ): Promise<number> {
   const logger = extras.logger ?? createLogger(config.logLevel);
   logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
-  await preflight(config, logger);
+  const sinkFactory = extras.sinkFactory ?? createKafkaSink;
+  // Kafka is checked with the client and settings the relay will publish with.
+  await preflight(config, logger, { kafka: sinkFactory(config, logger) });
   const observability = new RelayObservability(config, logger);
-  const relay = new Relay({ ...extras, config, logger, sinkFactory: observability.wrapSinkFactory(extras.sinkFactory) });
+  const relay = new Relay({ ...extras, config, logger, sinkFactory: observability.wrapSinkFactory(sinkFactory) });
   await observability.start(relay.stats);
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

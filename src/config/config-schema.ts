@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
+import { readSecretFile } from '../secrets/read-secret-file.js';
 
 /**
  * The one config schema: every option, its type, its default. Flags, env vars
@@ -39,7 +39,7 @@ export const configSchema = z
       .trim()
       .regex(/^[^.\s]+(\.[^.\s]+)?$/, 'expected "schema.table" or "table"')
       .transform((t) => (t.includes('.') ? t : `public.${t}`))
-      .default('public.outbox'),
+      .default(DEFAULT_OUTBOX_TABLE),
     databaseUrl: z.string().trim().min(1).optional(),
     brokers: list.default(['localhost:9092']),
     clientId: identifier.default('outbox-tail'),
@@ -49,13 +49,13 @@ export const configSchema = z
       .min(1)
       .refine((t) => !/\{(?!aggregate_type\}|event_type\}|table\})[^}]*\}/.test(t), 'unknown placeholder; use {aggregate_type}, {event_type} or {table}')
       .default('outbox.event.{aggregate_type}'),
-    columnId: identifier.default('id'),
-    columnAggregateType: identifier.default('aggregate_type'),
-    columnAggregateId: identifier.default('aggregate_id'),
-    columnEventType: identifier.default('event_type'),
-    columnPayload: identifier.default('payload'),
-    columnHeaders: identifier.default('headers'),
-    columnCreatedAt: identifier.default('created_at'),
+    columnId: identifier.default(COLUMNS.id),
+    columnAggregateType: identifier.default(COLUMNS.aggregateType),
+    columnAggregateId: identifier.default(COLUMNS.aggregateId),
+    columnEventType: identifier.default(COLUMNS.eventType),
+    columnPayload: identifier.default(COLUMNS.payload),
+    columnHeaders: identifier.default(COLUMNS.headers),
+    columnCreatedAt: identifier.default(COLUMNS.createdAt),
     createSlot: bool.default(false),
     allowAutoTopicCreation: bool.default(true),
     // Per-partition batches must stay under the broker's max.message.bytes (1 MiB by default).
@@ -102,7 +102,7 @@ export const configSchema = z
     saslPassword: z.string().min(1).optional(),
     saslPasswordFile: path.optional(),
     metricsListen: listenAddress.default('127.0.0.1:9464'),
-    stallTimeout: int(1).default(120),
+    stallTimeoutMs: int(1000).default(120_000),
     slotPollIntervalMs: int(100).default(10_000),
   })
   .strict()
@@ -142,11 +142,9 @@ export const configSchema = z
       const file = c[key];
       if (file === undefined) return undefined;
       try {
-        const text = readFileSync(file, 'utf8').trim();
-        if (text === '') ctx.addIssue({ code: 'custom', path: [key], message: `file ${file} is empty` });
-        return text;
+        return readSecretFile(file);
       } catch (error) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` });
+        ctx.addIssue({ code: 'custom', path: [key], message: (error as Error).message });
         return undefined;
       }
     };
@@ -162,16 +160,5 @@ export const configSchema = z
 export type RelayConfig = z.output<typeof configSchema>;
 export type ConfigInput = z.input<typeof configSchema>;
 
-/** Reads a PEM file named by an option (TLS CA, certificate, key); a clear, non-retriable config error when it cannot. */
-export function readPem(path: string, option: keyof RelayConfig): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    const flag = `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    throw new OutboxTailError('CONFIG_INVALID', `cannot read ${flag} file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      hint: 'check the path and that the relay user may read it',
-      exitCode: EXIT.CONFIG,
-      cause: error,
-    });
-  }
-}
+/** Every option's default: what an empty config resolves to. */
+export const configDefaults: Readonly<RelayConfig> = Object.freeze(configSchema.parse({}));

@@ -91,16 +91,44 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   saslPassword: { type: 'string', group: 'Kafka security', describe: 'SASL password (prefer --sasl-password-file or the env var: argv is visible in ps)', secret: true },
   saslPasswordFile: { type: 'string', group: 'Kafka security', describe: 'Read the SASL password from this file' },
   metricsListen: { type: 'string', group: 'Observability', describe: 'Address of the /metrics, /healthz and /readyz HTTP endpoint, host:port, or off' },
-  stallTimeout: { type: 'number', group: 'Observability', describe: 'Seconds without a confirm while the slot lag grows before /healthz reports a stall' },
+  stallTimeoutMs: { type: 'number', group: 'Observability', describe: 'How long without a confirm while the slot lag grows before /healthz reports a stall' },
   slotPollIntervalMs: { type: 'number', group: 'Observability', describe: 'How often slot lag and wal_status are read from pg_replication_slots' },
 };
 
 export const optionKeys = Object.keys(OPTIONS) as OptionKey[];
 
-export function flagName(key: OptionKey): string {
+export interface DeprecatedOption {
+  /** The option that replaces it; a value given under the old name is converted into it. */
+  replacement: OptionKey;
+  convert(value: unknown): unknown;
+  spec: OptionSpec;
+}
+
+/** Seconds (a number, or digits in a string) to milliseconds; anything else passes through for the schema to reject. */
+function secondsToMs(value: unknown): unknown {
+  const seconds = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? seconds * 1000 : value;
+}
+
+/**
+ * Old names that still work, converted into their replacement, with a
+ * warning. Every duration is in milliseconds; --stall-timeout was in seconds.
+ */
+export const DEPRECATED_OPTIONS = {
+  stallTimeout: {
+    replacement: 'stallTimeoutMs',
+    convert: secondsToMs,
+    spec: { type: 'number', group: 'Observability', describe: 'Deprecated, in seconds: use --stall-timeout-ms' },
+  },
+} as const satisfies Record<string, DeprecatedOption>;
+
+export type DeprecatedKey = keyof typeof DEPRECATED_OPTIONS;
+export const deprecatedKeys = Object.keys(DEPRECATED_OPTIONS) as DeprecatedKey[];
+
+export function flagName(key: OptionKey | DeprecatedKey): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-export function envName(key: OptionKey): string {
+export function envName(key: OptionKey | DeprecatedKey): string {
   return `OUTBOX_TAIL_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 }

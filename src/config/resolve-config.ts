@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { redactUrl } from '../logging/redact-url.js';
 import { configSchema, type RelayConfig } from './config-schema.js';
-import { envName, flagName, OPTIONS, optionKeys, type OptionKey } from './options.js';
+import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey, type OptionSpec } from './options.js';
 
 export interface ConfigSources {
   /** Parsed command-line flags, camelCase keys; undefined means "not given". */
@@ -11,7 +12,16 @@ export interface ConfigSources {
   env?: Readonly<Record<string, string | undefined>>;
   /** Path of a JSON or YAML config file. */
   configFile?: string;
+  /** Told once per process about each deprecated option in use; default: a line on stderr. */
+  warn?: (message: string) => void;
 }
+
+const warned = new Set<string>();
+const warnOnStderr = (message: string) => {
+  if (warned.has(message)) return;
+  warned.add(message);
+  process.stderr.write(`outbox-tail: warning: ${message}\n`);
+};
 
 type Origin = 'flag' | 'env' | 'file' | 'default';
 
@@ -19,16 +29,17 @@ type Origin = 'flag' | 'env' | 'file' | 'default';
 export function resolveConfig(sources: ConfigSources): RelayConfig {
   const merged: Record<string, unknown> = {};
   const origin = new Map<string, string>();
+  const warn = sources.warn ?? warnOnStderr;
   const layer = (values: Record<string, unknown>, from: Origin, label: (k: string) => string) => {
-    for (const [key, value] of Object.entries(values)) {
+    for (const [key, value] of Object.entries(withoutDeprecated(values, (old, replacement) => warn(`${from} ${label(old)} is deprecated: use ${describeOption(replacement)} (it is converted for now)`)))) {
       if (value === undefined) continue;
       merged[key] = value;
-      origin.set(key, `${from} ${label(key)}`);
+      origin.set(key, `${from} ${label(deprecatedSource(values, key) ?? key)}`);
     }
   };
   if (sources.configFile) layer(readConfigFile(sources.configFile), 'file', (k) => `${sources.configFile}: ${k}`);
-  if (sources.env) layer(fromEnv(sources.env), 'env', (k) => envSource(sources.env!, k as OptionKey));
-  if (sources.flags) layer(pickKnown(sources.flags), 'flag', (k) => `--${flagName(k as OptionKey)}`);
+  if (sources.env) layer(fromEnv(sources.env), 'env', (k) => envSource(sources.env!, k as OptionKey | DeprecatedKey));
+  if (sources.flags) layer(pickKnown(sources.flags), 'flag', (k) => `--${flagName(k as OptionKey | DeprecatedKey)}`);
 
   const result = configSchema.safeParse(merged);
   if (result.success) return result.data;
@@ -47,25 +58,59 @@ export function resolveConfig(sources: ConfigSources): RelayConfig {
   });
 }
 
+const allKeys: ReadonlyArray<OptionKey | DeprecatedKey> = [...optionKeys, ...deprecatedKeys];
+
+function specOf(key: OptionKey | DeprecatedKey): OptionSpec {
+  return key in DEPRECATED_OPTIONS ? DEPRECATED_OPTIONS[key as DeprecatedKey].spec : OPTIONS[key as OptionKey];
+}
+
+function describeOption(key: OptionKey): string {
+  return `--${flagName(key)} / ${envName(key)}`;
+}
+
+/**
+ * One source's values with deprecated keys converted into their replacement
+ * (`report` is told about each); within one source the new name wins.
+ */
+function withoutDeprecated(values: Record<string, unknown>, report: (old: DeprecatedKey, replacement: OptionKey) => void): Record<string, unknown> {
+  const out = { ...values };
+  for (const old of deprecatedKeys) {
+    if (out[old] === undefined) continue;
+    const { replacement, convert } = DEPRECATED_OPTIONS[old];
+    report(old, replacement);
+    if (out[replacement] === undefined) out[replacement] = convert(out[old]);
+    delete out[old];
+  }
+  return out;
+}
+
+/** The deprecated key a converted value came from, so errors name what the user wrote. */
+function deprecatedSource(values: Record<string, unknown>, key: string): DeprecatedKey | undefined {
+  if (values[key] !== undefined) return undefined;
+  return deprecatedKeys.find((old) => DEPRECATED_OPTIONS[old].replacement === key && values[old] !== undefined);
+}
+
 function pickKnown(flags: Partial<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of optionKeys) if (flags[key] !== undefined) out[key] = flags[key];
+  for (const key of allKeys) if (flags[key] !== undefined) out[key] = flags[key];
   return out;
+}
+
+function envNames(key: OptionKey | DeprecatedKey): string[] {
+  return [envName(key), ...(specOf(key).aliasesEnv ?? [])];
 }
 
 function fromEnv(env: Readonly<Record<string, string | undefined>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of optionKeys) {
-    const names = [envName(key), ...(OPTIONS[key].aliasesEnv ?? [])];
-    const name = names.find((n) => env[n] !== undefined && env[n] !== '');
+  for (const key of allKeys) {
+    const name = envNames(key).find((n) => env[n] !== undefined && env[n] !== '');
     if (name) out[key] = env[name];
   }
   return out;
 }
 
-function envSource(env: Readonly<Record<string, string | undefined>>, key: OptionKey): string {
-  const names = [envName(key), ...(OPTIONS[key].aliasesEnv ?? [])];
-  return names.find((n) => env[n] !== undefined && env[n] !== '') ?? envName(key);
+function envSource(env: Readonly<Record<string, string | undefined>>, key: OptionKey | DeprecatedKey): string {
+  return envNames(key).find((n) => env[n] !== undefined && env[n] !== '') ?? envName(key);
 }
 
 /** Reads a config file; keys may be camelCase or kebab-case. */
@@ -108,14 +153,4 @@ export function redactConfig(config: RelayConfig): Record<string, unknown> {
     if (OPTIONS[key].secret && typeof out[key] === 'string') out[key] = key === 'databaseUrl' ? redactUrl(out[key] as string) : '***';
   }
   return out;
-}
-
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '***';
-  }
 }

@@ -65,6 +65,11 @@ export class OutboxTailError extends Error {
     this.exitCode = options.exitCode ?? EXIT.FATAL;
   }
 
+  /** The same error, ending the process with `exitCode` (a preflight failure exits 3 whatever its cause). */
+  withExitCode(exitCode: number): OutboxTailError {
+    return new OutboxTailError(this.code, this.message, { retriable: this.retriable, hint: this.hint, exitCode, cause: this.cause });
+  }
+
   /** One line for humans: message, then the fix. */
   describe(): string {
     return this.hint ? `${this.message}. Fix: ${this.hint}` : this.message;

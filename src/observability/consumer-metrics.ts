@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { mirroredCounter } from './mirrored-counter.js';
 
 /** What the consumer module's ConsumerStats holds (monotonic counters; `state` optional). */
 export interface ConsumerStatsLike {
@@ -30,19 +31,7 @@ export function registerConsumerMetrics(registry: Registry, stats: ConsumerStats
     ['outbox_tail_consumer_offset_commits_total', 'Offset commits sent to Kafka', () => stats.offsetCommits],
   ];
   for (const [name, help, read] of counters) {
-    if (read() === undefined) continue;
-    let last = 0;
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        const value = read() ?? 0;
-        if (value < last) last = 0;
-        if (value > last) this.inc(value - last);
-        last = value;
-      },
-    });
+    if (read() !== undefined) mirroredCounter(registry, name, help, () => read() ?? 0);
   }
   if (stats.state !== undefined) {
     new Gauge({

@@ -3,18 +3,12 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { packageRoot } from '../admin/package-root.js';
-import type { RelayConfig } from '../config/config-schema.js';
+import type { RunConfig } from '../config/run-config.js';
 import type { RelayStats } from '../relay/relay-stats.js';
-import { createKafkaSink } from '../sink/create-sink.js';
-import type { Sink } from '../sink/sink.js';
+import type { SinkFactory } from '../sink/sink.js';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from './metrics-server.js';
 import { createRelayMetrics, type RelayMetrics } from './relay-metrics.js';
 import { SlotMonitor } from './slot-monitor.js';
-
-export type SinkFactory = (config: RelayConfig, logger: Logger) => Sink;
-
-/** The Kafka sink of --kafka-client with the config's TLS and SASL settings. */
-export const kafkaSinkFactory: SinkFactory = createKafkaSink;
 
 function packageVersion(): string {
   try {
@@ -30,7 +24,7 @@ function packageVersion(): string {
  * endpoint (/metrics, /healthz, /readyz) on --metrics-listen.
  *
  *   const obs = new RelayObservability(config, logger);
- *   const relay = new Relay({ config, logger, sinkFactory: obs.wrapSinkFactory() });
+ *   const relay = new Relay({ config, logger, sinkFactory: obs.wrapSinkFactory(createKafkaSink) });
  *   await obs.start(relay.stats);
  *   try { await relay.run(); } finally { await obs.stop(); }
  */
@@ -43,7 +37,7 @@ export class RelayObservability {
   private readonly log: Logger;
 
   constructor(
-    private readonly config: RelayConfig & { slot: string },
+    private readonly config: RunConfig,
     logger: Logger,
   ) {
     this.log = logger.child({ component: 'observability', slot: config.slot });
@@ -58,8 +52,8 @@ export class RelayObservability {
     return this.serverOrNull;
   }
 
-  /** A sink factory whose sinks are observed (batches, sizes, send time); default: the Kafka sink. */
-  wrapSinkFactory(inner: SinkFactory = kafkaSinkFactory): SinkFactory {
+  /** A sink factory whose sinks are observed (batches, sizes, send time). */
+  wrapSinkFactory(inner: SinkFactory): SinkFactory {
     return (config, logger) => {
       const sink = inner(config, logger);
       return this.metricsOrNull ? this.metricsOrNull.instrumentSink(sink) : sink;

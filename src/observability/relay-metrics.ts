@@ -1,9 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../relay/relay-stats.js';
+import { PgTimestamp } from '../replication/pg-timestamp.js';
 import type { Sink, SinkRecord } from '../sink/sink.js';
-
-/** Milliseconds between 1970-01-01 and 2000-01-01 (PostgreSQL's epoch). */
-const PG_EPOCH_MS = 946_684_800_000;
+import { mirroredCounter } from './mirrored-counter.js';
 
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
 /** pg_replication_slots.wal_status values, plus "missing" when the slot does not exist. */
@@ -26,26 +25,6 @@ export interface RelayMetrics {
   observeSlot(sample: SlotSample): void;
   slotPollFailed(): void;
   setStalled(stalled: boolean): void;
-}
-
-/**
- * Counters that mirror a monotonic number kept elsewhere (RelayStats): the
- * difference since the last scrape is added at collect time. A number that
- * went down (a new session restarting its count) counts from zero again.
- */
-function mirroredCounter(registry: Registry, name: string, help: string, read: () => number): void {
-  let last = 0;
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      const value = read();
-      if (value < last) last = 0;
-      if (value > last) this.inc(value - last);
-      last = value;
-    },
-  });
 }
 
 /**
@@ -150,7 +129,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   const slotActive = new Gauge({ name: 'outbox_tail_slot_active', help: '1 when a walsender (this relay or another) holds the slot', registers: [registry] });
   const pollErrors = new Counter({ name: 'outbox_tail_slot_poll_errors_total', help: 'Failed reads of pg_replication_slots', registers: [registry] });
   const lastPoll = new Gauge({ name: 'outbox_tail_slot_last_poll_timestamp_seconds', help: 'Unix time of the last successful slot poll', registers: [registry] });
-  const stalled = new Gauge({ name: 'outbox_tail_stalled', help: '1 while the slot lag grows and nothing was confirmed for --stall-timeout seconds', registers: [registry] });
+  const stalled = new Gauge({ name: 'outbox_tail_stalled', help: '1 while the slot lag grows and nothing was confirmed for --stall-timeout-ms', registers: [registry] });
   stalled.set(0);
 
   // Per-record hook: keep it cheap (a cached child per topic).
@@ -163,7 +142,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
       if (!child) perTopic.set(topic, (child = published.labels(topic)));
       child.inc();
     }
-    const commitMs = Number(commitTimeMicros / 1000n) + PG_EPOCH_MS;
+    const commitMs = PgTimestamp.toUnixMs(commitTimeMicros);
     latency.observe(Math.max(0, Date.now() - commitMs) / 1000);
   };
 
@@ -173,6 +152,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
       return {
         connect: () => sink.connect(),
         disconnect: () => sink.disconnect(),
+        metadata: (topics) => sink.metadata(topics),
         async send(records: readonly SinkRecord[]): Promise<void> {
           const started = process.hrtime.bigint();
           const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;

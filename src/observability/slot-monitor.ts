@@ -1,15 +1,15 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { readSlotStatus } from '../admin/slot-status.js';
-import type { RelayConfig } from '../config/config-schema.js';
-import { pgConnection } from '../relay/pg-connection.js';
+import type { RunConfig } from '../config/run-config.js';
+import { pgConnection } from '../postgres/pg-connection.js';
 import type { RelayStats } from '../relay/relay-stats.js';
 import { Lsn } from '../replication/lsn.js';
 import type { RelayMetrics } from './relay-metrics.js';
 import { StallDetector } from './stall-detector.js';
 
 export interface SlotMonitorOptions {
-  config: RelayConfig & { slot: string };
+  config: RunConfig;
   stats: RelayStats;
   metrics: RelayMetrics;
   logger: Logger;
@@ -32,7 +32,7 @@ export class SlotMonitor {
   private readonly log: Logger;
 
   constructor(private readonly options: SlotMonitorOptions) {
-    this.stall = new StallDetector(options.config.stallTimeout * 1000, Date.now());
+    this.stall = new StallDetector(options.config.stallTimeoutMs, Date.now());
     this.log = options.logger.child({ component: 'slot-monitor', slot: options.config.slot });
   }
 

@@ -1,9 +1,10 @@
 import type { RelayState } from '../relay/relay-stats.js';
+import type { Lsn } from '../replication/lsn.js';
 
 export interface StallSample {
   now: number;
   state: RelayState;
-  confirmedLsn: bigint;
+  confirmedLsn: Lsn;
   /** Slot lag in bytes from pg_replication_slots; null when it could not be read. */
   lagBytes: number | null;
 }
@@ -23,7 +24,7 @@ export interface StallVerdict {
  * confirmed. Pure: fed by the slot poller.
  */
 export class StallDetector {
-  private lastLsn: bigint | null = null;
+  private lastLsn: Lsn | null = null;
   private progressAt: number;
   /** The lag at the first sample after the last progress: "growing" means above it. */
   private baseline: number | null = null;

@@ -1,19 +1,6 @@
 import type { ColumnValue, RelationColumn } from '../replication/pgoutput-decoder.js';
 import type { MalformedRow, OutboxEvent, Transaction } from './outbox-event.js';
-
-export interface ColumnMapping {
-  id: string;
-  aggregateType: string;
-  aggregateId: string;
-  eventType: string;
-  payload: string;
-  /** Optional columns: absent from the table means "not used". */
-  headers: string;
-  createdAt: string;
-}
-
-type Required = 'id' | 'aggregateType' | 'aggregateId' | 'eventType' | 'payload';
-const REQUIRED: readonly Required[] = ['id', 'aggregateType', 'aggregateId', 'eventType', 'payload'];
+import { REQUIRED_COLUMNS as REQUIRED, type ColumnMapping, type RequiredColumn as Required } from './outbox-columns.js';
 
 interface Layout {
   index: Record<Required, number>;
@@ -51,11 +38,6 @@ export class RowMapper {
       createdAt: position.get(this.columns.createdAt) ?? -1,
       missing,
     };
-  }
-
-  /** Column names the table must have, for preflight checks. */
-  requiredColumns(): string[] {
-    return REQUIRED.map((key) => this.columns[key]);
   }
 
   map(values: readonly ColumnValue[], txn: Transaction): OutboxEvent | MalformedRow {

@@ -1,6 +1,7 @@
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import type { PgoutputMessage } from '../replication/pgoutput-decoder.js';
 import type { PipelineItem, Transaction } from './outbox-event.js';
+import { splitTable } from './qualified-table.js';
 import { isMalformed, type RowMapper } from './row-mapper.js';
 
 export interface AssemblerSink {
@@ -25,13 +26,7 @@ export class TransactionAssembler {
     private readonly mapper: RowMapper,
     private readonly out: AssemblerSink,
   ) {
-    const dot = mapper.table.indexOf('.');
-    this.schema = mapper.table.slice(0, dot);
-    this.name = mapper.table.slice(dot + 1);
-  }
-
-  get open(): Transaction | null {
-    return this.current;
+    [this.schema, this.name] = splitTable(mapper.table);
   }
 
   push(message: PgoutputMessage): void {

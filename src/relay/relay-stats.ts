@@ -1,4 +1,4 @@
-import type { Lsn } from '../replication/lsn.js';
+import { Lsn } from '../replication/lsn.js';
 
 export type RelayState = 'starting' | 'streaming' | 'standby' | 'reconnecting' | 'stopping' | 'stopped';
 
@@ -10,7 +10,7 @@ export class RelayStats {
   deadLettered = 0;
   transactionsConfirmed = 0;
   batches = 0;
-  confirmedLsn: Lsn = 0n;
+  confirmedLsn: Lsn = Lsn.of(0n);
   lastConfirmAt = 0;
   restarts: Record<string, number> = {};
   /**

@@ -1,19 +1,19 @@
 import type { Logger } from 'pino';
 import type { Checkpointer } from '../checkpoint/checkpointer.js';
-import type { RelayConfig } from '../config/config-schema.js';
+import type { RunConfig } from '../config/run-config.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createKafkaSink } from '../sink/create-sink.js';
-import type { Sink } from '../sink/sink.js';
+import type { SinkFactory } from '../sink/sink.js';
 import { backoffDelay } from './backoff.js';
-import { pgConnection } from './pg-connection.js';
+import { pgConnection } from '../postgres/pg-connection.js';
 import { RelaySession } from './relay-session.js';
 import { RelayStats } from './relay-stats.js';
 
 export interface RelayOptions {
-  config: RelayConfig;
+  config: RunConfig;
   logger: Logger;
-  /** A new sink per session: after any Kafka failure the producer is recreated. */
-  sinkFactory?: (config: RelayConfig, logger: Logger) => Sink;
+  /** A new sink per session (default: the --kafka-client sink). */
+  sinkFactory?: SinkFactory;
   checkpointerFactory?: () => Checkpointer;
 }
 
@@ -36,7 +36,7 @@ export class Relay {
 
   async run(): Promise<void> {
     const { config, logger } = this.options;
-    const makeSink = this.options.sinkFactory ?? defaultSink;
+    const makeSink = this.options.sinkFactory ?? createKafkaSink;
     let attempt = 0;
     let standbySince = 0;
     while (!this.stopping) {
@@ -107,8 +107,4 @@ export class Relay {
       this.wakeSleep = done;
     });
   }
-}
-
-function defaultSink(config: RelayConfig, logger: Logger): Sink {
-  return createKafkaSink(config, logger);
 }

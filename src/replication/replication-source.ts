@@ -3,7 +3,8 @@ import { LogicalReplicationService } from 'pg-logical-replication';
 import type { Logger } from 'pino';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { Lsn } from './lsn.js';
-import { classifyPgError } from './pg-errors.js';
+import { libraryConnection, type ReplicationConnection } from './library-connection.js';
+import { classifyPgError } from '../postgres/pg-errors.js';
 import { decodePgoutput, type PgoutputMessage } from './pgoutput-decoder.js';
 import { encodeStandbyStatus } from './standby-status.js';
 
@@ -44,11 +45,6 @@ class OutboxPgoutputPlugin {
   }
 }
 
-interface InternalConnection {
-  stream?: { pause(): void; resume(): void };
-  sendCopyFromChunk(chunk: Buffer): void;
-}
-
 /**
  * One replication connection to one slot. It streams XLogData and keepalives
  * to its callbacks and sends standby status updates with the LSN the caller
@@ -58,7 +54,7 @@ interface InternalConnection {
  */
 export class ReplicationSource {
   private readonly service: LogicalReplicationService;
-  private lastSent: Lsn = 0n;
+  private lastSent: Lsn = Lsn.of(0n);
   private lastSentAt = 0;
   /** When the server last sent anything (XLogData or keepalive); time spent paused does not count. */
   private lastReceivedAt = Date.now();
@@ -75,6 +71,8 @@ export class ReplicationSource {
       { ...options.connection, application_name: options.connection.application_name ?? 'outbox-tail' },
       { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: false } },
     );
+    // At once, not at the first pause or status update: a library without the field fails the session before it streams.
+    libraryConnection(this.service);
     this.service.on('data', (_lsn: string, parsed: Parsed) => {
       if (this.closed) return;
       this.lastReceivedAt = Date.now();
@@ -198,9 +196,7 @@ export class ReplicationSource {
     void this.service.destroy().catch(() => undefined);
   }
 
-  private connection(): InternalConnection | null {
-    // The library does not expose its connection; we need it to pause the
-    // socket (backpressure) and to send exact status updates.
-    return (this.service as unknown as { _connection: InternalConnection | null })._connection;
+  private connection(): ReplicationConnection | null {
+    return libraryConnection(this.service);
   }
 }

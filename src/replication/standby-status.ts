@@ -1,6 +1,5 @@
 import type { Lsn } from './lsn.js';
-
-const PG_EPOCH_MS = 946_684_800_000n; // 2000-01-01T00:00:00Z
+import { PgTimestamp } from './pg-timestamp.js';
 
 /**
  * Encodes a Standby Status Update ('r') carrying exactly `lsn` as written,
@@ -14,7 +13,7 @@ export function encodeStandbyStatus(lsn: Lsn, nowMs: number, replyRequested: boo
   buffer.writeBigUInt64BE(lsn, 1);
   buffer.writeBigUInt64BE(lsn, 9);
   buffer.writeBigUInt64BE(lsn, 17);
-  buffer.writeBigInt64BE((BigInt(Math.floor(nowMs)) - PG_EPOCH_MS) * 1000n, 25);
+  buffer.writeBigInt64BE(PgTimestamp.fromUnixMs(nowMs), 25);
   buffer[33] = replyRequested ? 1 : 0;
   return buffer;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../config/config-schema.js';
-import { KafkaSink, kafkaSinkOptions } from './kafka-sink.js';
+import { KafkaSink } from './kafka-sink.js';
+import { kafkaSinkOptions } from './kafka-sink-options.js';
 import { PlatformaticKafkaSink } from './platformatic-sink.js';
 import type { Sink } from './sink.js';
 

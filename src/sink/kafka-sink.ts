@@ -1,62 +1,27 @@
-import type { ConnectionOptions } from 'node:tls';
-import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Message, type Producer, type SASLOptions, type TopicMessages } from 'kafkajs';
-import type { Logger } from 'pino';
-import { readPem, type RelayConfig } from '../config/config-schema.js';
+import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type KafkaConfig, type Message, type Producer, type SASLOptions, type TopicMessages } from 'kafkajs';
+import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
-import type { Sink, SinkRecord } from './sink.js';
-
-export interface KafkaSinkOptions {
-  brokers: string[];
-  clientId: string;
-  retries: number;
-  connectTimeoutMs: number;
-  allowAutoTopicCreation: boolean;
-  logger: Logger;
-  /** TLS to the brokers (true = system CAs); see kafkaSecurity(). */
-  ssl?: ConnectionOptions | boolean;
-  sasl?: SASLOptions;
-}
-
-const IDEMPOTENT_RETRIES_WARNING = 'Limiting retries for the idempotent producer may invalidate EoS guarantees';
-
-type KafkaSecurityKeys = 'kafkaSsl' | 'kafkaSslCa' | 'kafkaSslCert' | 'kafkaSslKey' | 'saslMechanism' | 'saslUsername' | 'saslPassword';
+import type { KafkaSasl } from './kafka-security.js';
+import type { KafkaSinkOptions } from './kafka-sink-options.js';
+import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
 
 /**
- * kafkajs `ssl` and `sasl` from the config: TLS with host name verification
- * (CA, client certificate and key read from PEM files), SASL PLAIN or
- * SCRAM-SHA-256/512. Shared by the sink and every other Kafka client the relay
- * opens, so all of them connect the same way.
+ * kafkajs warns at every producer start because retries are bounded. They are
+ * on purpose: after the last retry the session ends and the relay replays
+ * from the slot, which keeps every record (the consumer absorbs the duplicates).
  */
-export function kafkaSecurity(config: Partial<Pick<RelayConfig, KafkaSecurityKeys>>): { ssl?: ConnectionOptions | boolean; sasl?: SASLOptions } {
-  const out: { ssl?: ConnectionOptions | boolean; sasl?: SASLOptions } = {};
-  if (config.kafkaSsl || config.kafkaSslCa || config.kafkaSslCert) {
-    const tls: ConnectionOptions = { rejectUnauthorized: true };
-    if (config.kafkaSslCa) tls.ca = readPem(config.kafkaSslCa, 'kafkaSslCa');
-    if (config.kafkaSslCert) tls.cert = readPem(config.kafkaSslCert, 'kafkaSslCert');
-    if (config.kafkaSslKey) tls.key = readPem(config.kafkaSslKey, 'kafkaSslKey');
-    out.ssl = tls;
-  }
-  if (config.saslMechanism) {
-    const username = config.saslUsername ?? '';
-    const password = config.saslPassword ?? '';
-    out.sasl =
-      config.saslMechanism === 'plain'
-        ? { mechanism: 'plain', username, password }
-        : { mechanism: config.saslMechanism, username, password };
-  }
-  return out;
+const INTENDED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
+
+function kafkajsSasl({ mechanism, username, password }: KafkaSasl): SASLOptions {
+  return { mechanism, username, password };
 }
 
-/** KafkaSink options from the config (connection, retries, TLS, SASL). */
-export function kafkaSinkOptions(config: RelayConfig, logger: Logger): KafkaSinkOptions {
+function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, 'brokers' | 'connectionTimeout' | 'ssl' | 'sasl'> {
   return {
-    brokers: config.brokers,
-    clientId: config.clientId,
-    retries: config.kafkaRetries,
-    connectTimeoutMs: config.connectTimeoutMs,
-    allowAutoTopicCreation: config.allowAutoTopicCreation,
-    logger,
-    ...kafkaSecurity(config),
+    brokers: options.brokers,
+    connectionTimeout: options.connectTimeoutMs,
+    ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
+    ...(options.sasl !== undefined ? { sasl: kafkajsSasl(options.sasl) } : {}),
   };
 }
 
@@ -70,24 +35,11 @@ export class KafkaSink implements Sink {
   private producer: Producer | null = null;
 
   constructor(private readonly options: KafkaSinkOptions) {
-    const log = options.logger.child({ component: 'kafka' });
     this.kafka = new Kafka({
+      ...connectionConfig(options),
       clientId: options.clientId,
-      brokers: options.brokers,
-      connectionTimeout: options.connectTimeoutMs,
-      ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
-      ...(options.sasl !== undefined ? { sasl: options.sasl } : {}),
       logLevel: KafkaLogLevel.WARN,
-      logCreator: () => ({ namespace, level, log: entry }) => {
-        const { message, timestamp: _t, logger: _l, ...extra } = entry;
-        const line = { kafkajs: namespace, ...extra };
-        // kafkajs warns at every producer start because retries are bounded. They are on purpose:
-        // after the last retry the session ends and the relay replays from the slot, which keeps
-        // every record (the consumer absorbs the duplicates), so the warning would only alarm operators.
-        if (message === IDEMPOTENT_RETRIES_WARNING) log.debug(line, message);
-        else if (level <= KafkaLogLevel.ERROR) log.error(line, message);
-        else log.warn(line, message);
-      },
+      logCreator: kafkajsLogCreator(options.logger.child({ component: 'kafka' }), INTENDED_WARNINGS),
       retry: { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
     });
   }
@@ -133,5 +85,24 @@ export class KafkaSink implements Sink {
     const producer = this.producer;
     this.producer = null;
     await producer?.disconnect().catch(() => undefined);
+  }
+
+  async metadata(topics: readonly string[] = []): Promise<ClusterMetadata> {
+    // Its own client, quiet and with few retries: the caller (preflight) reports an
+    // unreachable cluster itself, at once. An admin never creates topics.
+    const kafka = new Kafka({ ...connectionConfig(this.options), clientId: `${this.options.clientId}-metadata`, logLevel: KafkaLogLevel.NOTHING, retry: { retries: 2 } });
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      const { brokers } = await admin.describeCluster();
+      const existing = new Set(topics.length > 0 ? await admin.listTopics() : []);
+      const wanted = topics.filter((t) => existing.has(t));
+      const described = wanted.length > 0 ? (await admin.fetchTopicMetadata({ topics: wanted })).topics : [];
+      return { brokers: brokers.length, topics: new Map(described.map((t) => [t.name, t.partitions.length])) };
+    } catch (error) {
+      throw classifyKafkaError(error, `cannot reach Kafka brokers ${this.options.brokers.join(',')}`);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
   }
 }

@@ -1,8 +1,9 @@
 import type { Producer, SASLOptions as PltSaslOptions } from '@platformatic/kafka';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import type { KafkaSinkOptions } from './kafka-sink.js';
+import type { KafkaSasl } from './kafka-security.js';
+import type { KafkaSinkOptions } from './kafka-sink-options.js';
 import { javaPartition } from './murmur2.js';
-import type { Sink, SinkRecord } from './sink.js';
+import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
 
 type PltProducer = Producer<Buffer, Buffer, string, string>;
 
@@ -59,13 +60,20 @@ function closeQuietly(producer: PltProducer): Promise<void> {
   return new Promise((resolve) => producer.close(true, () => resolve()));
 }
 
-function pltSasl(sasl: NonNullable<KafkaSinkOptions['sasl']>): PltSaslOptions {
-  const { mechanism } = sasl;
-  const mapped = mechanism === 'plain' ? 'PLAIN' : mechanism === 'scram-sha-256' ? 'SCRAM-SHA-256' : mechanism === 'scram-sha-512' ? 'SCRAM-SHA-512' : null;
-  if (!mapped || !('username' in sasl)) {
-    throw new OutboxTailError('CONFIG_INVALID', `SASL mechanism ${mechanism} is not supported with --kafka-client platformatic`);
-  }
-  return { mechanism: mapped, username: sasl.username, password: sasl.password };
+const PLT_SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const satisfies Record<KafkaSasl['mechanism'], PltSaslOptions['mechanism']>;
+
+function pltSasl(sasl: KafkaSasl): PltSaslOptions {
+  return { mechanism: PLT_SASL_MECHANISMS[sasl.mechanism], username: sasl.username, password: sasl.password };
+}
+
+/** Connection settings shared by the producer and the metadata client. */
+function pltConnection(o: KafkaSinkOptions) {
+  return {
+    bootstrapBrokers: o.brokers,
+    connectTimeout: o.connectTimeoutMs,
+    ...(o.ssl ? { tls: o.ssl } : {}),
+    ...(o.sasl ? { sasl: pltSasl(o.sasl) } : {}),
+  };
 }
 
 /**
@@ -86,17 +94,14 @@ export class PlatformaticKafkaSink implements Sink {
     // time, which costs start-up time and memory in relays that use kafkajs.
     const { Producer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
     const producer: PltProducer = new Producer({
+      ...pltConnection(o),
       clientId: o.clientId,
-      bootstrapBrokers: o.brokers,
-      connectTimeout: o.connectTimeoutMs,
       retries: o.retries,
       retryDelay: 200,
       idempotent: true,
       acks: ProduceAcks.ALL,
       autocreateTopics: o.allowAutoTopicCreation,
       serializers: { key: (key?: Buffer) => key, value: (value?: Buffer) => value, headerKey: stringSerializer, headerValue: stringSerializer },
-      ...(o.ssl ? { tls: o.ssl === true ? {} : o.ssl } : {}),
-      ...(o.sasl ? { sasl: pltSasl(o.sasl) } : {}),
     });
     try {
       // Connects, and gets the producer id now rather than at the first send.
@@ -137,5 +142,26 @@ export class PlatformaticKafkaSink implements Sink {
     const producer = this.producer;
     this.producer = null;
     if (producer) await closeQuietly(producer);
+  }
+
+  async metadata(topics: readonly string[] = []): Promise<ClusterMetadata> {
+    const { Admin } = await import('@platformatic/kafka');
+    // Few retries: the caller (preflight) reports an unreachable cluster itself, at once.
+    const admin = new Admin({ ...pltConnection(this.options), clientId: `${this.options.clientId}-metadata`, retries: 2, retryDelay: 200 });
+    try {
+      const existing = new Set(topics.length > 0 ? await admin.listTopics() : []);
+      const wanted = topics.filter((t) => existing.has(t));
+      const cluster = await admin.metadata({ topics: wanted, autocreateTopics: false });
+      const partitions = new Map<string, number>();
+      for (const t of wanted) {
+        const count = cluster.topics.get(t)?.partitionsCount;
+        if (count !== undefined) partitions.set(t, count);
+      }
+      return { brokers: cluster.brokers.size, topics: partitions };
+    } catch (error) {
+      throw classifyPlatformaticError(error, `cannot reach Kafka brokers ${this.options.brokers.join(',')}`);
+    } finally {
+      await admin.close().catch(() => undefined);
+    }
   }
 }

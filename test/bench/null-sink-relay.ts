@@ -20,7 +20,7 @@ runDaemon({ ...config, slot: config.slot }, { sinkFactory: () => { const s = new
   (code) => {
     const records = sinks.reduce((n, s) => n + s.records, 0);
     const batches = sinks.reduce((n, s) => n + s.batches, 0);
-    process.stdout.write(`${JSON.stringify({ event: 'null-sink', records, batches, sessions: sinks.length })}\n`);
+    process.stdout.write(`${JSON.stringify({ event: 'null-sink', records, batches, sessions: sinks.filter((s) => s.connected).length })}\n`);
     process.exit(code);
   },
   (error) => {

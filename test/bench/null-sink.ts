@@ -1,4 +1,4 @@
-import type { Sink, SinkRecord } from '../../src/sink/sink.js';
+import type { ClusterMetadata, Sink, SinkRecord } from '../../src/sink/sink.js';
 
 /**
  * A Sink that acknowledges every batch at once and keeps nothing but counts:
@@ -12,7 +12,12 @@ export class NullSink implements Sink {
   batches = 0;
   bytes = 0;
 
-  async connect(): Promise<void> {}
+  /** Preflight makes a sink too, and never connects it: only connected ones were sessions. */
+  connected = false;
+
+  async connect(): Promise<void> {
+    this.connected = true;
+  }
 
   async send(records: readonly SinkRecord[]): Promise<void> {
     this.batches++;
@@ -21,4 +26,8 @@ export class NullSink implements Sink {
   }
 
   async disconnect(): Promise<void> {}
+
+  async metadata(): Promise<ClusterMetadata> {
+    return { brokers: 0, topics: new Map() };
+  }
 }

@@ -6,6 +6,7 @@
  * relay does.
  */
 import type { OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
 
 export interface OutboxRowText {
   id: string;
@@ -22,7 +23,7 @@ export const OUTBOX_ROW_COLUMNS =
   'id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, headers::text as headers, created_at::text as created_at';
 
 /** Rows read with SQL have no commit LSN; this one gives the commit_lsn header its usual width. */
-export const BENCH_TXN: Transaction = { seq: 1, xid: 1, commitLsn: 0x1_a2b3c4d5n, commitTime: 0n, endLsn: null };
+export const BENCH_TXN: Transaction = { seq: 1, xid: 1, commitLsn: Lsn.of(0x1_a2b3c4d5n), commitTime: 0n, endLsn: null };
 
 export function rowEvent(row: OutboxRowText, table: string, txn: Transaction = BENCH_TXN): OutboxEvent {
   return {

@@ -15,6 +15,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
+import { configDefaults } from '../../src/config/config-schema.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, walsenderPid, withClient, type BenchDatabase } from './bench-db.js';
@@ -104,9 +105,9 @@ for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unk
 for (const [k, v] of [['events', opts.events], ['big-rows', opts.bigRows], ['steady-seconds', opts.steadySeconds], ['partitions', opts.partitions]] as const) {
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
 }
-// The relay's defaults, also used by the Kafka limit and the polling baseline.
-const BATCH_MAX_MESSAGES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_MESSAGES ?? 5000);
-const BATCH_MAX_BYTES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_BYTES ?? 300_000);
+// The relay's batch settings (its defaults unless --relay-env sets them), also used by the Kafka limit and the polling baseline.
+const BATCH_MAX_MESSAGES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_MESSAGES ?? configDefaults.batchMaxMessages);
+const BATCH_MAX_BYTES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_BYTES ?? configDefaults.batchMaxBytes);
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

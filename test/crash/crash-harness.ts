@@ -275,7 +275,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         // T1 is confirmed once the slot passes its commit record (the frontier only stops at commit end LSNs).
         await collector.waitUntil((c) => c.records.some((r) => r.key === String(t1Id)), 20_000, `straddle T1 ${t1Id}`);
         const t1Commit = Lsn.parse(collector.records.find((r) => r.key === String(t1Id))!.headers.commit_lsn!);
-        await waitForConfirmed(db.url, slot, t1Commit + 1n, 20_000);
+        await waitForConfirmed(db.url, slot, Lsn.of(t1Commit + 1n), 20_000);
         await relay!.kill('SIGKILL');
         await t2.query('commit');
         await t2.end();

@@ -10,9 +10,9 @@ import { Lsn } from '../../src/replication/lsn.js';
 export interface SlotSample {
   /** Date.now() right after the row came back. */
   t: number;
-  confirmed: bigint | null;
-  restart: bigint | null;
-  current: bigint;
+  confirmed: Lsn | null;
+  restart: Lsn | null;
+  current: Lsn;
   activePid: number | null;
   walStatus: string | null;
   exists: boolean;

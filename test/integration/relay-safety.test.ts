@@ -12,7 +12,7 @@ const relay = (slot: string, variant?: RelayVariant, env: Record<string, string>
 const collect = (topics: string[]) => bed.collect(topics);
 
 /** Inserts one outbox row per aggregate id in one transaction; returns the LSN after the commit. */
-async function commitRows(type: string, ids: string[], client?: pg.Client): Promise<bigint> {
+async function commitRows(type: string, ids: string[], client?: pg.Client): Promise<Lsn> {
   const own = !client;
   const c = client ?? new pg.Client({ connectionString: bed.db.url });
   if (own) await c.connect();

@@ -1,5 +1,6 @@
 import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
 import type { Transaction } from '../../src/outbox/outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
 
 /**
  * Deliberately broken frontiers, built from the library's parts in test code
@@ -8,12 +9,12 @@ import type { Transaction } from '../../src/outbox/outbox-event.js';
 
 /** Confirms a transaction as soon as its Commit is received, before Kafka acked it. */
 export class ConfirmOnReceiptCheckpointer extends Checkpointer {
-  private received = 0n;
+  private received = Lsn.of(0n);
   override committed(txn: Transaction): void {
     super.committed(txn);
     if (txn.endLsn! > this.received) this.received = txn.endLsn!;
   }
-  override get safeLsn(): bigint {
+  override get safeLsn(): Lsn {
     const safe = super.safeLsn;
     return safe > this.received ? safe : this.received;
   }
@@ -21,9 +22,9 @@ export class ConfirmOnReceiptCheckpointer extends Checkpointer {
 
 /** Confirms the commit end LSN + 1: skips a transaction whose commit record starts exactly there. */
 export class ConfirmPastEndCheckpointer extends Checkpointer {
-  override get safeLsn(): bigint {
+  override get safeLsn(): Lsn {
     const safe = super.safeLsn;
-    return safe === 0n ? 0n : safe + 1n;
+    return safe === 0n ? safe : Lsn.of(safe + 1n);
   }
 }
 

@@ -4,6 +4,7 @@
  * OUTBOX_TAIL_* env vars exactly like bin/outbox-tail.js.
  */
 import { resolveConfig } from '../../src/config/resolve-config.js';
+import { toRunConfig } from '../../src/config/run-config.js';
 import { runDaemon } from '../../src/cli/run-daemon.js';
 import { VARIANTS, type RelayVariant } from './broken-checkpointers.js';
 
@@ -12,9 +13,7 @@ if (!(variant in VARIANTS)) {
   process.stderr.write(`unknown variant ${variant}; use one of ${Object.keys(VARIANTS).join(', ')}\n`);
   process.exit(2);
 }
-const config = resolveConfig({ env: process.env });
-if (!config.slot) throw new Error('OUTBOX_TAIL_SLOT is required');
-runDaemon({ ...config, slot: config.slot }, { checkpointerFactory: VARIANTS[variant] }).then(
+runDaemon(toRunConfig(resolveConfig({ env: process.env })), { checkpointerFactory: VARIANTS[variant] }).then(
   (code) => process.exit(code),
   (error) => {
     process.stderr.write(`relay-variant: ${error?.stack ?? error}\n`);

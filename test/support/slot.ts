@@ -12,24 +12,24 @@ export async function query<R extends pg.QueryResultRow = pg.QueryResultRow>(url
   }
 }
 
-export async function createSlot(url: string, slot: string): Promise<bigint> {
+export async function createSlot(url: string, slot: string): Promise<Lsn> {
   const [row] = await query<{ lsn: string }>(url, `select lsn::text from pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
   return Lsn.parse(row!.lsn);
 }
 
-export async function confirmedFlushLsn(url: string, slot: string): Promise<bigint> {
+export async function confirmedFlushLsn(url: string, slot: string): Promise<Lsn> {
   const [row] = await query<{ lsn: string | null }>(url, 'select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot]);
   if (!row?.lsn) throw new Error(`slot ${slot} not found`);
   return Lsn.parse(row.lsn);
 }
 
-export async function currentWalLsn(url: string): Promise<bigint> {
+export async function currentWalLsn(url: string): Promise<Lsn> {
   const [row] = await query<{ lsn: string }>(url, 'select pg_current_wal_lsn()::text as lsn');
   return Lsn.parse(row!.lsn);
 }
 
 /** Polls until the slot's confirmed_flush_lsn reaches `lsn`. */
-export async function waitForConfirmed(url: string, slot: string, lsn: bigint, timeoutMs = 30_000): Promise<bigint> {
+export async function waitForConfirmed(url: string, slot: string, lsn: Lsn, timeoutMs = 30_000): Promise<Lsn> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const confirmed = await confirmedFlushLsn(url, slot);
@@ -40,6 +40,6 @@ export async function waitForConfirmed(url: string, slot: string, lsn: bigint, t
 }
 
 /** Commits a transaction and returns its commit record's end LSN as seen by the slot's consumer (pg_current_wal_insert_lsn after commit bounds it). */
-export async function walAfterCommit(url: string): Promise<bigint> {
+export async function walAfterCommit(url: string): Promise<Lsn> {
   return currentWalLsn(url);
 }

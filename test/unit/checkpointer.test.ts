@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
 import type { Transaction } from '../../src/outbox/outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
 
 let seq = 0;
-function txn(commitLsn: bigint, endLsn: bigint): Transaction & { end: bigint } {
-  return { seq: ++seq, xid: 1000 + seq, commitLsn, commitTime: 0n, endLsn: null, end: endLsn };
+function txn(commitLsn: bigint, endLsn: bigint): Transaction & { end: Lsn } {
+  return { seq: ++seq, xid: 1000 + seq, commitLsn: Lsn.of(commitLsn), commitTime: 0n, endLsn: null, end: Lsn.of(endLsn) };
 }
-function commit(cp: Checkpointer, t: Transaction & { end: bigint }) {
+function commit(cp: Checkpointer, t: Transaction & { end: Lsn }) {
   t.endLsn = t.end;
   cp.committed(t);
 }
@@ -62,25 +63,25 @@ describe('Checkpointer (ack frontier)', () => {
 
   it('confirms a keepalive LSN only when nothing is open or in flight', () => {
     const cp = new Checkpointer();
-    cp.keepalive(500n);
+    cp.keepalive(Lsn.of(500n));
     expect(cp.safeLsn).toBe(500n);
     const t1 = txn(600n, 650n);
     cp.begin(t1);
-    cp.keepalive(700n); // t1 open: 700 would skip it after a crash
+    cp.keepalive(Lsn.of(700n)); // t1 open: 700 would skip it after a crash
     expect(cp.safeLsn).toBe(500n);
     cp.dispatched(t1);
     commit(cp, t1);
-    cp.keepalive(800n); // committed but not acked
+    cp.keepalive(Lsn.of(800n)); // committed but not acked
     expect(cp.safeLsn).toBe(500n);
     cp.acknowledged(t1);
     expect(cp.safeLsn).toBe(650n);
-    cp.keepalive(800n);
+    cp.keepalive(Lsn.of(800n));
     expect(cp.safeLsn).toBe(800n);
   });
 
   it('never moves backwards', () => {
     const cp = new Checkpointer();
-    cp.keepalive(900n);
+    cp.keepalive(Lsn.of(900n));
     const t1 = txn(100n, 150n); // a lower end LSN after a keepalive cannot lower the frontier
     cp.begin(t1);
     commit(cp, t1);

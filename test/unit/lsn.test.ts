@@ -28,4 +28,22 @@ describe('Lsn', () => {
     const buffer = Buffer.from('00000016b374d848', 'hex');
     expect(Lsn.format(Lsn.read(buffer, 0))).toBe('16/B374D848');
   });
+
+  it('makes an Lsn from a bigint only inside the 64-bit range', () => {
+    expect(Lsn.of(0n)).toBe(0n);
+    expect(Lsn.format(Lsn.of((1n << 64n) - 1n))).toBe('FFFFFFFF/FFFFFFFF');
+    expect(() => Lsn.of(-1n)).toThrow(RangeError);
+    expect(() => Lsn.of(1n << 64n)).toThrow(RangeError);
+  });
+
+  it('is a type of its own: a timestamp or a sum is not an Lsn until Lsn.of says so', () => {
+    const commitTime = 1_000_000n;
+    // @ts-expect-error a bigint (here a commit timestamp) is not an Lsn
+    const wrong: Lsn = commitTime;
+    const lsn = Lsn.parse('0/10');
+    // @ts-expect-error arithmetic on an Lsn gives a plain bigint
+    const next: Lsn = lsn + 1n;
+    expect([wrong, next]).toEqual([1_000_000n, 17n]);
+    expect(Lsn.max(lsn, Lsn.of(lsn + 1n))).toBe(17n);
+  });
 });

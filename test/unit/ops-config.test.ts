@@ -8,8 +8,8 @@ import { envName, flagName } from '../../src/config/options.js';
 import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import { createLogger } from '../../src/logging/create-logger.js';
-import { pgConnection } from '../../src/relay/pg-connection.js';
-import { kafkaSecurity } from '../../src/sink/kafka-sink.js';
+import { pgConnection } from '../../src/postgres/pg-connection.js';
+import { kafkaSecurity } from '../../src/sink/kafka-security.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-ops-config-'));
 const file = (name: string, text: string) => {
@@ -32,7 +32,7 @@ describe('operations options', () => {
   it('names every new option by the flag and env conventions', () => {
     expect(flagName('metricsListen')).toBe('metrics-listen');
     expect(envName('metricsListen')).toBe('OUTBOX_TAIL_METRICS_LISTEN');
-    expect(flagName('stallTimeout')).toBe('stall-timeout');
+    expect(flagName('stallTimeoutMs')).toBe('stall-timeout-ms');
     expect(flagName('databaseUrlFile')).toBe('database-url-file');
     expect(flagName('saslPasswordFile')).toBe('sasl-password-file');
     expect(envName('pgSslmode')).toBe('OUTBOX_TAIL_PG_SSLMODE');
@@ -42,7 +42,7 @@ describe('operations options', () => {
   it('defaults the metrics endpoint to loopback, never 0.0.0.0', () => {
     const c = resolveConfig({});
     expect(c.metricsListen).toBe('127.0.0.1:9464');
-    expect(c.stallTimeout).toBe(120);
+    expect(c.stallTimeoutMs).toBe(120_000);
     expect(c.kafkaSsl).toBe(false);
     expect(resolveConfig({ env: { OUTBOX_TAIL_METRICS_LISTEN: '[::1]:9000' } }).metricsListen).toBe('[::1]:9000');
     expect(resolveConfig({ flags: { metricsListen: 'off' } }).metricsListen).toBe('off');
@@ -139,5 +139,66 @@ describe('secrets on the command line', () => {
     expect(stderr).toMatch(/a password in --database-url is visible in `ps`/);
     expect(stderr).not.toContain('hunter2');
     expect(stderr).not.toContain('db-pass');
+  });
+});
+
+describe('durations in milliseconds', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('converts the deprecated --stall-timeout (seconds) into --stall-timeout-ms, from every source, and warns', () => {
+    const warnings: string[] = [];
+    const warn = (m: string) => warnings.push(m);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: '2' }, warn }).stallTimeoutMs).toBe(2000);
+    expect(resolveConfig({ flags: { stallTimeout: 3 }, warn }).stallTimeoutMs).toBe(3000);
+    expect(resolveConfig({ configFile: file('old.yaml', 'stall-timeout: 4\n'), warn }).stallTimeoutMs).toBe(4000);
+    expect(warnings).toEqual([
+      'env OUTBOX_TAIL_STALL_TIMEOUT is deprecated: use --stall-timeout-ms / OUTBOX_TAIL_STALL_TIMEOUT_MS (it is converted for now)',
+      'flag --stall-timeout is deprecated: use --stall-timeout-ms / OUTBOX_TAIL_STALL_TIMEOUT_MS (it is converted for now)',
+      `file ${join(dir, 'old.yaml')}: stallTimeout is deprecated: use --stall-timeout-ms / OUTBOX_TAIL_STALL_TIMEOUT_MS (it is converted for now)`,
+    ]);
+  });
+
+  it('keeps precedence across sources (an old flag beats a new env var) and lets the new name win within one', () => {
+    const warn = () => undefined;
+    expect(resolveConfig({ flags: { stallTimeout: 3 }, env: { OUTBOX_TAIL_STALL_TIMEOUT_MS: '5000' }, warn }).stallTimeoutMs).toBe(3000);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: '3', OUTBOX_TAIL_STALL_TIMEOUT_MS: '5000' }, warn }).stallTimeoutMs).toBe(5000);
+    expect(configError(() => resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: 'soon' }, warn }))).toMatch(/--stall-timeout-ms \/ OUTBOX_TAIL_STALL_TIMEOUT_MS: .*given "soon" by env OUTBOX_TAIL_STALL_TIMEOUT/);
+  });
+
+  it('prints each deprecation warning once per process by default', () => {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true));
+    resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: '7' } });
+    resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: '8' } });
+    expect(stderr.match(/warning: env OUTBOX_TAIL_STALL_TIMEOUT is deprecated/g)).toHaveLength(1);
+  });
+});
+
+describe('the CLI maps numbers as numbers', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('--help shows number options as [number] and the old stall timeout as deprecated', async () => {
+    let out = '';
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void (out += `${args.join(' ')}\n`));
+    vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    await main(['--help']);
+    // An option's entry: its line and the wrapped lines after it, up to the next option.
+    const line = (flag: string) => {
+      const lines = out.split('\n');
+      const at = lines.findIndex((l) => l.trimStart().startsWith(`${flag} `));
+      const next = lines.findIndex((l, i) => i > at && /^\s*(--|$)/.test(l));
+      return at < 0 ? '' : lines.slice(at, next < 0 ? undefined : next).join(' ');
+    };
+    expect(line('--batch-max-messages')).toMatch(/\[number\]/);
+    expect(line('--stall-timeout-ms')).toMatch(/\[number\]/);
+    expect(line('--brokers')).toMatch(/\[string\]/);
+    expect(line('--stall-timeout')).toMatch(/\[deprecated: use --stall-timeout-ms\]/);
+  });
+
+  it('names a flag whose value is not a number', async () => {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true));
+    expect(await main(['status', '--slot', 's', '--batch-max-messages', 'lots'])).toBe(2);
+    expect(stderr).toMatch(/--batch-max-messages: expected a number/);
   });
 });

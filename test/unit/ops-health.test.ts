@@ -2,6 +2,7 @@ import { Registry, Counter } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from '../../src/observability/metrics-server.js';
 import { StallDetector } from '../../src/observability/stall-detector.js';
+import { Lsn } from '../../src/replication/lsn.js';
 
 describe('StallDetector', () => {
   const T = 60_000;
@@ -11,32 +12,32 @@ describe('StallDetector', () => {
     let lsn = 100n;
     for (let t = 0; t <= 10 * T; t += 10_000) {
       lsn += 10n;
-      expect(d.update({ now: t, state: 'streaming', confirmedLsn: lsn, lagBytes: 1_000_000 + t }).stalled).toBe(false);
+      expect(d.update({ now: t, state: 'streaming', confirmedLsn: Lsn.of(lsn), lagBytes: 1_000_000 + t }).stalled).toBe(false);
     }
   });
 
   it('is not stalled on an idle database: nothing confirmed, lag constant', () => {
     const d = new StallDetector(T, 0);
-    for (let t = 0; t <= 10 * T; t += 10_000) expect(d.update({ now: t, state: 'streaming', confirmedLsn: 100n, lagBytes: 56 }).stalled).toBe(false);
+    for (let t = 0; t <= 10 * T; t += 10_000) expect(d.update({ now: t, state: 'streaming', confirmedLsn: Lsn.of(100n), lagBytes: 56 }).stalled).toBe(false);
   });
 
   it('stalls when the lag grows with no confirm for the timeout, says why, and clears on the next confirm', () => {
     const d = new StallDetector(T, 0);
-    expect(d.update({ now: 0, state: 'streaming', confirmedLsn: 100n, lagBytes: 1000 }).stalled).toBe(false);
-    expect(d.update({ now: T - 1, state: 'reconnecting', confirmedLsn: 100n, lagBytes: 5000 }).stalled).toBe(false);
-    const v = d.update({ now: T, state: 'reconnecting', confirmedLsn: 100n, lagBytes: 9000 });
+    expect(d.update({ now: 0, state: 'streaming', confirmedLsn: Lsn.of(100n), lagBytes: 1000 }).stalled).toBe(false);
+    expect(d.update({ now: T - 1, state: 'reconnecting', confirmedLsn: Lsn.of(100n), lagBytes: 5000 }).stalled).toBe(false);
+    const v = d.update({ now: T, state: 'reconnecting', confirmedLsn: Lsn.of(100n), lagBytes: 9000 });
     expect(v).toMatchObject({ stalled: true, changed: true });
     expect(v.reason).toMatch(/no confirm for 60 s while the slot lag grew from 1000 to 9000 bytes \(state reconnecting\)/);
-    expect(d.update({ now: T + 1, state: 'reconnecting', confirmedLsn: 100n, lagBytes: 9500 })).toMatchObject({ stalled: true, changed: false });
+    expect(d.update({ now: T + 1, state: 'reconnecting', confirmedLsn: Lsn.of(100n), lagBytes: 9500 })).toMatchObject({ stalled: true, changed: false });
     // lag unknown (poll failed): the verdict stays
-    expect(d.update({ now: T + 2, state: 'reconnecting', confirmedLsn: 100n, lagBytes: null }).stalled).toBe(true);
-    expect(d.update({ now: T + 3, state: 'streaming', confirmedLsn: 200n, lagBytes: 9500 })).toMatchObject({ stalled: false, changed: true, reason: null });
+    expect(d.update({ now: T + 2, state: 'reconnecting', confirmedLsn: Lsn.of(100n), lagBytes: null }).stalled).toBe(true);
+    expect(d.update({ now: T + 3, state: 'streaming', confirmedLsn: Lsn.of(200n), lagBytes: 9500 })).toMatchObject({ stalled: false, changed: true, reason: null });
   });
 
   it('never calls a standby stalled', () => {
     const d = new StallDetector(T, 0);
-    d.update({ now: 0, state: 'standby', confirmedLsn: 0n, lagBytes: 10 });
-    expect(d.update({ now: 5 * T, state: 'standby', confirmedLsn: 0n, lagBytes: 10_000_000 }).stalled).toBe(false);
+    d.update({ now: 0, state: 'standby', confirmedLsn: Lsn.of(0n), lagBytes: 10 });
+    expect(d.update({ now: 5 * T, state: 'standby', confirmedLsn: Lsn.of(0n), lagBytes: 10_000_000 }).stalled).toBe(false);
   });
 });
 

@@ -4,6 +4,7 @@ import { ConsumerStats } from '../../src/consumer/consumer-stats.js';
 import { registerConsumerMetrics } from '../../src/observability/consumer-metrics.js';
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
 import { RelayStats } from '../../src/relay/relay-stats.js';
+import { Lsn } from '../../src/replication/lsn.js';
 import type { Sink, SinkRecord } from '../../src/sink/sink.js';
 
 const PG_EPOCH_MS = 946_684_800_000;
@@ -26,7 +27,7 @@ describe('relay metrics', () => {
     stats.state = 'streaming';
     stats.transactionsConfirmed = 3;
     stats.deadLettered = 1;
-    stats.confirmedLsn = 0x1_0000_0200n;
+    stats.confirmedLsn = Lsn.of(0x1_0000_0200n);
     stats.lastConfirmAt = 1_700_000_000_000;
     stats.restarts = { KAFKA_UNREACHABLE: 2, SLOT_ACTIVE: 5 };
     const now = Date.now();
@@ -85,6 +86,7 @@ describe('relay metrics', () => {
     const inner: Sink = {
       connect: async () => undefined,
       disconnect: async () => undefined,
+      metadata: async () => ({ brokers: 1, topics: new Map() }),
       send: async () => {
         if (fail) throw new Error('broker down');
       },

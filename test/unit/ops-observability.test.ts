@@ -1,21 +1,9 @@
 import { createServer, type Server } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
-import { createLogger } from '../../src/logging/create-logger.js';
 import { RelayObservability } from '../../src/observability/observability.js';
 import { RelayStats } from '../../src/relay/relay-stats.js';
-
-function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, logger: createLogger('info', stream) };
-}
+import { captureLogs as capture } from '../support/log-capture.js';
 
 // The slot monitor polls a PostgreSQL that is not there (port 1): its failures are logged, never thrown.
 const config = (metricsListen: string) => ({ ...resolveConfig({ flags: { slot: 'ops_unit', databaseUrl: 'postgres://u@127.0.0.1:1/db', metricsListen, connectTimeoutMs: 200 } }), slot: 'ops_unit' });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../src/relay/backoff.js';
-import { classifyPgError } from '../../src/replication/pg-errors.js';
+import { Lsn } from '../../src/replication/lsn.js';
+import { classifyPgError } from '../../src/postgres/pg-errors.js';
 import { encodeStandbyStatus } from '../../src/replication/standby-status.js';
 import { classifyKafkaError } from '../../src/kafka/kafka-errors.js';
 
 describe('standby status update', () => {
   it('carries exactly the given LSN (not +1) as written, flushed and applied', () => {
-    const b = encodeStandbyStatus(0x1925eb0n, Date.UTC(2000, 0, 1, 0, 0, 1), true);
+    const b = encodeStandbyStatus(Lsn.of(0x1925eb0n), Date.UTC(2000, 0, 1, 0, 0, 1), true);
     expect(b[0]).toBe(0x72);
     for (const at of [1, 9, 17]) expect(b.readBigUInt64BE(at)).toBe(0x1925eb0n);
     expect(b.readBigInt64BE(25)).toBe(1_000_000n); // microseconds since 2000-01-01

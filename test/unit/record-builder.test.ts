@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxEvent } from '../../src/outbox/outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
 import { RecordBuilder } from '../../src/sink/record-builder.js';
 import { compileTopicTemplate } from '../../src/sink/topic-template.js';
 
@@ -12,7 +13,7 @@ const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
   headers: { trace: 't-1', id: 'spoofed' },
   createdAt: '2026-11-30 00:00:00+00',
   table: 'public.outbox',
-  txn: { seq: 1, xid: 7, commitLsn: 0x1925e80n, commitTime: 0n, endLsn: null },
+  txn: { seq: 1, xid: 7, commitLsn: Lsn.of(0x1925e80n), commitTime: 0n, endLsn: null },
   ...over,
 });
 
@@ -65,8 +66,8 @@ describe('RecordBuilder', () => {
 
   it('formats commit_lsn per transaction and picks topics per aggregate type', () => {
     const b = new RecordBuilder('{aggregate_type}.{event_type}');
-    const t1 = { seq: 1, xid: 7, commitLsn: 0x10n, commitTime: 0n, endLsn: null };
-    const t2 = { seq: 2, xid: 8, commitLsn: 0x1_0000_0020n, commitTime: 0n, endLsn: null };
+    const t1 = { seq: 1, xid: 7, commitLsn: Lsn.of(0x10n), commitTime: 0n, endLsn: null };
+    const t2 = { seq: 2, xid: 8, commitLsn: Lsn.of(0x1_0000_0020n), commitTime: 0n, endLsn: null };
     expect(b.build(event({ txn: t1 })).headers.commit_lsn).toBe('0/10');
     expect(b.build(event({ txn: t1, aggregateType: 'pay ment' })).topic).toBe('pay_ment.OrderCreated');
     expect(b.build(event({ txn: t2, eventType: 'OrderPaid' })).headers.commit_lsn).toBe('1/20');

@@ -1,21 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import { RowMapper, type ColumnMapping } from '../../src/outbox/row-mapper.js';
+import { DEFAULT_OUTBOX_COLUMNS as COLUMNS } from '../../src/outbox/outbox-columns.js';
+import { RowMapper } from '../../src/outbox/row-mapper.js';
 import { TransactionAssembler } from '../../src/outbox/transaction-assembler.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { decodePgoutput } from '../../src/replication/pgoutput-decoder.js';
 
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<string, { lsn: string; hex: string }[]>;
-const COLUMNS: ColumnMapping = {
-  id: 'id',
-  aggregateType: 'aggregate_type',
-  aggregateId: 'aggregate_id',
-  eventType: 'event_type',
-  payload: 'payload',
-  headers: 'headers',
-  createdAt: 'created_at',
-};
 
 function run(names: string[], columns = COLUMNS) {
   const log: string[] = [];

@@ -1,4 +1,5 @@
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { NETWORK_ERROR_CODES } from './network-error-codes.js';
 
 interface PgLikeError {
   code?: string;
@@ -20,7 +21,6 @@ const TLS_CODES = new Set([
   'CERT_UNTRUSTED',
 ]);
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
  * Classifies a pg / replication error by SQLSTATE or errno where it enters.
@@ -58,7 +58,7 @@ export function classifyPgError(error: unknown, where: string, slot?: string): O
   if (TLS_CODES.has(code) || /The server does not support SSL connections/.test(e.message ?? '')) {
     return new OutboxTailError('PG_TLS_FAILED', text, opts({ hint: 'check --pg-sslmode, --pg-sslrootcert and that the server certificate matches the host name in --database-url' }));
   }
-  if (NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('57P') || /Connection terminated|timeout expired/i.test(e.message ?? '')) {
+  if (NETWORK_ERROR_CODES.has(code) || code.startsWith('08') || code.startsWith('57P') || /Connection terminated|timeout expired/i.test(e.message ?? '')) {
     return new OutboxTailError('PG_UNREACHABLE', text, opts({ retriable: true, hint: 'check --database-url and that PostgreSQL is up and reachable' }));
   }
   return new OutboxTailError('PG_ERROR', text, opts({ retriable: true }));

@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { ClientConfig } from 'pg';
-import { readPem, type RelayConfig } from '../config/config-schema.js';
+import type { RelayConfig } from '../config/config-schema.js';
+import { readPem } from '../secrets/read-pem.js';
 
 type TlsKeys = 'pgSslmode' | 'pgSslrootcert' | 'pgSslcert' | 'pgSslkey';
 
@@ -31,7 +32,7 @@ export function pgConnection(config: Pick<RelayConfig, 'databaseUrl' | 'connectT
  * then like verify-ca, as libpq does); verify-ca = the chain; verify-full = the
  * chain and the host name (IP SANs for IP addresses). undefined = not configured.
  */
-export function pgTls(config: Partial<Pick<RelayConfig, TlsKeys>>): false | ConnectionOptions | undefined {
+function pgTls(config: Partial<Pick<RelayConfig, TlsKeys>>): false | ConnectionOptions | undefined {
   const mode = config.pgSslmode;
   if (mode === undefined) {
     if (config.pgSslrootcert || config.pgSslcert) return pgTls({ ...config, pgSslmode: 'verify-full' });

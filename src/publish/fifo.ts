@@ -1,4 +1,4 @@
-/** Array-backed FIFO with O(1) amortised shift; the relay's queue is hot. */
+/** Array-backed FIFO with O(1) amortised shift; the publishing queue is hot. */
 export class Fifo<T> {
   private items: (T | undefined)[] = [];
   private head = 0;

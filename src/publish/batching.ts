@@ -1,0 +1,42 @@
+/** The --batch-* options. */
+export interface BatchLimits {
+  readonly batchMaxMessages: number;
+  readonly batchMaxBytes: number;
+  readonly batchMaxWaitMs: number;
+}
+
+/** A queued entry as batching sees it; `record` null = cannot be sent (a malformed row under `fail`). */
+export interface Batchable {
+  readonly bytes: number;
+  readonly record: object | null;
+}
+
+export interface BatchQueue {
+  readonly length: number;
+  peek(index: number): Batchable | undefined;
+}
+
+/**
+ * How many entries from the head of the queue make the next Kafka request:
+ * at most batchMaxMessages, no more than batchMaxBytes unless the first one
+ * is larger on its own (it must go out some time), and never past an entry
+ * that cannot be sent, so everything before a bad row is published and
+ * confirmed before the relay halts on it.
+ */
+export function nextBatchSize(queue: BatchQueue, limits: Pick<BatchLimits, 'batchMaxMessages' | 'batchMaxBytes'>): number {
+  let count = 0;
+  let bytes = 0;
+  while (count < queue.length && count < limits.batchMaxMessages) {
+    const entry = queue.peek(count)!;
+    if (entry.record === null) break;
+    if (count > 0 && bytes + entry.bytes > limits.batchMaxBytes) break;
+    bytes += entry.bytes;
+    count++;
+  }
+  return count;
+}
+
+/** kafkajs has no linger: with --batch-max-wait-ms, wait once for a fuller batch, unless draining or already full. */
+export function shouldWaitForFullerBatch(queued: number, draining: boolean, limits: Pick<BatchLimits, 'batchMaxMessages' | 'batchMaxWaitMs'>): boolean {
+  return limits.batchMaxWaitMs > 0 && !draining && queued < limits.batchMaxMessages;
+}

@@ -1,0 +1,22 @@
+import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import type { MalformedRow } from '../outbox/outbox-event.js';
+import { Lsn } from '../replication/lsn.js';
+import type { RecordBuilder } from '../sink/record-builder.js';
+import type { SinkRecord } from '../sink/sink.js';
+import type { BadRowPolicy } from './bad-row-policy.js';
+
+/**
+ * What is published for a row that could not be mapped: a pointer record on
+ * the dead-letter topic, or null under `fail`: the relay publishes and
+ * confirms everything before the row, then halts on it. Never skipped.
+ */
+export function malformedRowRecord(row: MalformedRow, policy: BadRowPolicy, builder: Pick<RecordBuilder, 'malformedToDeadLetter'>): SinkRecord | null {
+  return policy.action === 'dead-letter' ? builder.malformedToDeadLetter(row, policy.topic) : null;
+}
+
+export function malformedRowError(row: MalformedRow): OutboxTailError {
+  return new OutboxTailError('MALFORMED_ROW', `outbox row id=${row.id ?? '(unreadable)'} in ${row.table} is malformed: ${row.reason} (commit LSN ${Lsn.format(row.txn.commitLsn)}); the slot is not confirmed past it`, {
+    hint: 'fix the row or the --column-* mapping, or run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
+    exitCode: EXIT.BAD_INPUT,
+  });
+}

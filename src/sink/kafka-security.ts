@@ -1,0 +1,37 @@
+import type { ConnectionOptions } from 'node:tls';
+import type { RelayConfig } from '../config/config-schema.js';
+import { readPem } from '../secrets/read-pem.js';
+
+/** SASL credentials in the relay's own terms; each sink maps them to its client library. */
+export interface KafkaSasl {
+  mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  username: string;
+  password: string;
+}
+
+export interface KafkaSecurity {
+  /** TLS to the brokers, host names verified (CA, client certificate and key read from PEM files). */
+  ssl?: ConnectionOptions;
+  sasl?: KafkaSasl;
+}
+
+type KafkaSecurityKeys = 'kafkaSsl' | 'kafkaSslCa' | 'kafkaSslCert' | 'kafkaSslKey' | 'saslMechanism' | 'saslUsername' | 'saslPassword';
+
+/**
+ * TLS and SASL settings for every Kafka connection the relay opens, from the
+ * config: whichever client a sink uses, all of them connect the same way.
+ */
+export function kafkaSecurity(config: Partial<Pick<RelayConfig, KafkaSecurityKeys>>): KafkaSecurity {
+  const out: KafkaSecurity = {};
+  if (config.kafkaSsl || config.kafkaSslCa || config.kafkaSslCert) {
+    const tls: ConnectionOptions = { rejectUnauthorized: true };
+    if (config.kafkaSslCa) tls.ca = readPem(config.kafkaSslCa, 'kafkaSslCa');
+    if (config.kafkaSslCert) tls.cert = readPem(config.kafkaSslCert, 'kafkaSslCert');
+    if (config.kafkaSslKey) tls.key = readPem(config.kafkaSslKey, 'kafkaSslKey');
+    out.ssl = tls;
+  }
+  if (config.saslMechanism) {
+    out.sasl = { mechanism: config.saslMechanism, username: config.saslUsername ?? '', password: config.saslPassword ?? '' };
+  }
+  return out;
+}

@@ -1,0 +1,144 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
+import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import type { OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
+import { badRowPolicies } from '../../src/publish/bad-row-policy.js';
+import { PublishingStage, type PublishCounters } from '../../src/publish/publishing-stage.js';
+import { Lsn } from '../../src/replication/lsn.js';
+import { RecordBuilder } from '../../src/sink/record-builder.js';
+import type { SinkRecord } from '../../src/sink/sink.js';
+
+let seq = 0;
+const txn = (): Transaction => ({ seq: ++seq, xid: seq, commitLsn: Lsn.of(BigInt(seq * 100)), commitTime: 0n, endLsn: null });
+const event = (t: Transaction, id: string, payload = '{}'): PipelineItem => ({
+  kind: 'event',
+  event: { id, aggregateType: 'order', aggregateId: `k-${id}`, eventType: 'E', payload: Buffer.from(payload), headers: {}, createdAt: null, table: 'public.outbox', txn: t } satisfies OutboxEvent,
+});
+const malformed = (t: Transaction, id: string): PipelineItem => ({ kind: 'malformed', row: { id, reason: 'column(s) payload NULL', table: 'public.outbox', txn: t } });
+
+/** A stage over a checkpointer, a recording sink and a fake flow control. */
+function bed(options: { config?: Partial<Parameters<typeof badRowPolicies>[0]>; limits?: Partial<ConstructorParameters<typeof PublishingStage>[0]['limits']>; refuse?: (records: readonly SinkRecord[]) => Error | null } = {}) {
+  const checkpointer = new Checkpointer();
+  const sent: string[][] = [];
+  const flow = { paused: 0, resumed: 0, isPaused: false, pause() { this.paused++; this.isPaused = true; }, resume() { this.resumed++; this.isPaused = false; } };
+  const counters: PublishCounters & { published: string[] } = { eventsReceived: 0, recordsPublished: 0, deadLettered: 0, batches: 0, published: [], onPublished: (topic) => counters.published.push(topic) };
+  let confirms = 0;
+  const stage = new PublishingStage({
+    sink: {
+      send: async (records) => {
+        const refused = options.refuse?.(records);
+        if (refused) throw refused;
+        sent.push(records.map((r) => r.headers.id ?? r.key));
+      },
+    },
+    builder: new RecordBuilder('outbox.event.{aggregate_type}'),
+    limits: { batchMaxMessages: 100, batchMaxBytes: 1_000_000, batchMaxWaitMs: 0, maxInFlightMessages: 1000, maxInFlightBytes: 1 << 24, ...options.limits },
+    policies: badRowPolicies({ onOversize: 'fail', onMalformed: 'fail', ...options.config }),
+    flow,
+    acks: checkpointer,
+    confirm: async () => void confirms++,
+    counters,
+    logger: pino({ level: 'silent' }),
+  });
+  const push = (t: Transaction, ...items: PipelineItem[]) => {
+    checkpointer.begin(t);
+    for (const i of items) stage.enqueue(i);
+    t.endLsn = Lsn.of(t.commitLsn + 10n);
+    checkpointer.committed(t);
+  };
+  return { stage, checkpointer, sent, flow, counters, push, confirms: () => confirms };
+}
+
+const tooLarge = () => new OutboxTailError('MESSAGE_TOO_LARGE', 'too large');
+
+describe('PublishingStage', () => {
+  it('publishes queued items in order, in batches, and moves the frontier only as Kafka acknowledges', async () => {
+    const b = bed({ limits: { batchMaxMessages: 2 } });
+    const [t1, t2] = [txn(), txn()];
+    b.push(t1, event(t1, 'a'), event(t1, 'b'), event(t1, 'c'));
+    b.push(t2, event(t2, 'd'));
+    expect(b.checkpointer.safeLsn).toBe(0n);
+    b.stage.drain();
+    await b.stage.run();
+    expect(b.sent).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(b.checkpointer.safeLsn).toBe(t2.endLsn);
+    expect(b.counters).toMatchObject({ eventsReceived: 4, recordsPublished: 4, batches: 2, deadLettered: 0 });
+  });
+
+  it('pauses its input at the in-flight limit and resumes under half of it', async () => {
+    const b = bed({ limits: { maxInFlightMessages: 4, batchMaxMessages: 1 } });
+    const t = txn();
+    b.checkpointer.begin(t);
+    for (const id of ['a', 'b', 'c']) b.stage.enqueue(event(t, id));
+    expect(b.flow.paused).toBe(0);
+    b.stage.enqueue(event(t, 'd'));
+    expect(b.flow.isPaused).toBe(true);
+    const running = b.stage.run();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(b.flow.resumed).toBe(1); // at 1 in flight (< 2)
+    b.stage.drain();
+    await running;
+  });
+
+  it('halts on a malformed row under fail: what comes before it is published and confirmed first, nothing after it', async () => {
+    const b = bed();
+    const [t1, t2] = [txn(), txn()];
+    b.push(t1, event(t1, 'a'));
+    b.push(t2, malformed(t2, 'bad'), event(t2, 'after'));
+    await expect(b.stage.run()).rejects.toMatchObject({ code: 'MALFORMED_ROW', exitCode: 5 });
+    expect(b.sent).toEqual([['a']]);
+    expect(b.confirms()).toBe(1);
+    expect(b.checkpointer.safeLsn).toBe(t1.endLsn);
+  });
+
+  it('dead-letters a malformed row under dead-letter', async () => {
+    const b = bed({ config: { onMalformed: 'dead-letter', deadLetterTopic: 'dlq' } });
+    const t = txn();
+    b.push(t, malformed(t, 'bad'), event(t, 'ok'));
+    b.stage.drain();
+    await b.stage.run();
+    expect(b.sent).toEqual([['bad', 'ok']]);
+    expect(b.counters).toMatchObject({ deadLettered: 1, recordsPublished: 1 });
+    expect(b.counters.published).toEqual(['dlq', 'outbox.event.order']);
+  });
+
+  it('finds the record Kafka refuses alone and halts on it under fail, after confirming the rest', async () => {
+    const b = bed({ refuse: (records) => (records.some((r) => r.value.length > 200) ? tooLarge() : null) });
+    const t = txn();
+    b.push(t, event(t, 'a'), event(t, 'huge', `"${'x'.repeat(200)}"`), event(t, 'c'));
+    await expect(b.stage.run()).rejects.toMatchObject({ code: 'MESSAGE_TOO_LARGE', exitCode: 5, message: expect.stringMatching(/^outbox row id=huge/) });
+    expect(b.sent).toEqual([['a']]);
+    expect(b.confirms()).toBe(1);
+  });
+
+  it('replaces a record Kafka refuses alone with a dead-letter pointer under dead-letter', async () => {
+    const b = bed({ config: { onOversize: 'dead-letter', deadLetterTopic: 'dlq' }, refuse: (records) => (records.some((r) => r.value.length > 200) ? tooLarge() : null) });
+    const t = txn();
+    b.push(t, event(t, 'a'), event(t, 'huge', `"${'x'.repeat(200)}"`), event(t, 'c'));
+    b.stage.drain();
+    await b.stage.run();
+    expect(b.sent).toEqual([['a'], ['huge'], ['c']]);
+    expect(b.counters.published).toEqual(['outbox.event.order', 'dlq', 'outbox.event.order']);
+    expect(b.counters).toMatchObject({ recordsPublished: 2, deadLettered: 1 });
+    expect(b.checkpointer.safeLsn).toBe(t.endLsn);
+  });
+
+  it('rejects on any other sink failure without acknowledging the batch', async () => {
+    const b = bed({ refuse: () => new OutboxTailError('KAFKA_UNREACHABLE', 'down', { retriable: true }) });
+    const t = txn();
+    b.push(t, event(t, 'a'));
+    await expect(b.stage.run()).rejects.toMatchObject({ code: 'KAFKA_UNREACHABLE' });
+    expect(b.checkpointer.safeLsn).toBe(0n);
+  });
+
+  it('stops publishing when aborted', async () => {
+    const b = bed();
+    const running = b.stage.run();
+    b.stage.abort();
+    await running;
+    const t = txn();
+    b.push(t, event(t, 'a'));
+    expect(b.sent).toEqual([]);
+  });
+});
