@@ -34,10 +34,10 @@ describe('chooseProvider', () => {
 
 describe('stackEnv', () => {
   it('reads nothing but defaults from an empty environment', () => {
-    expect(stackEnv({ HOME: '/home/u' })).toEqual({ cacheDir: '/home/u/.cache/outbox-tail' });
+    expect(stackEnv({ HOME: '/home/u' })).toEqual({ cacheDir: '/home/u/.cache/outbox-tail', images: {} });
   });
 
-  it('reads the provider, external servers, cache dir, Postgres bin dir and JAVA_HOME', () => {
+  it('reads the provider, external servers, cache dir, Postgres bin dir, JAVA_HOME, Kafka version and container settings', () => {
     const env = stackEnv({
       OUTBOX_TAIL_STACK: ' External ',
       OUTBOX_TAIL_TEST_DATABASE_URL: 'postgres://u:p@db:5432/x',
@@ -46,6 +46,10 @@ describe('stackEnv', () => {
       OUTBOX_TAIL_PG_BINDIR: '/pg/bin',
       JAVA_HOME: '/jdk',
       PATH: '/usr/bin',
+      OUTBOX_TAIL_KAFKA_VERSION: '3.9.1',
+      OUTBOX_TAIL_TC_POSTGRES_IMAGE: 'localhost/outbox-tail/postgres:18',
+      OUTBOX_TAIL_TC_KAFKA_IMAGE: 'localhost/outbox-tail/cp-kafka:8.1.1',
+      OUTBOX_TAIL_TC_NETWORK_MODE: 'slirp4netns',
     });
     expect(env).toEqual({
       provider: 'external',
@@ -54,12 +58,16 @@ describe('stackEnv', () => {
       postgresBinDir: '/pg/bin',
       javaHome: '/jdk',
       path: '/usr/bin',
+      kafkaVersion: '3.9.1',
+      images: { postgres: 'localhost/outbox-tail/postgres:18', kafka: 'localhost/outbox-tail/cp-kafka:8.1.1' },
+      networkMode: 'slirp4netns',
     });
   });
 
   it('treats empty variables as unset', () => {
     expect(stackEnv({ HOME: '/h', OUTBOX_TAIL_STACK: '', OUTBOX_TAIL_TEST_DATABASE_URL: ' ', OUTBOX_TAIL_TEST_BROKERS: '' })).toEqual({
       cacheDir: '/h/.cache/outbox-tail',
+      images: {},
     });
   });
 
