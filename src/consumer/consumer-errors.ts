@@ -1,4 +1,4 @@
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+import { NETWORK_ERROR_CODES } from '../postgres/network-error-codes.js';
 
 /**
  * True for PostgreSQL errors that say nothing about the record: the connection
@@ -11,7 +11,7 @@ export function isTransientPgError(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
-  if (NETWORK_CODES.has(code)) return true;
+  if (NETWORK_ERROR_CODES.has(code)) return true;
   if (code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
   if (code === '40001' || code === '40P01') return true;
   return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed|Connection is closed/i.test(message);

@@ -1,4 +1,5 @@
 import { Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
+import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
@@ -39,13 +40,7 @@ function createKafkaClient(options: Pick<IdempotentConsumerOptions, 'kafka' | 'c
     clientId: options.clientId ?? `outbox-tail-consumer-${options.groupId}`,
     brokers: options.brokers,
     logLevel: options.kafka?.logLevel ?? KafkaLogLevel.WARN,
-    logCreator: () => ({ namespace, level, log: entry }) => {
-      const { message, timestamp: _t, logger: _l, ...extra } = entry;
-      const line = { kafkajs: namespace, ...extra };
-      if (level <= KafkaLogLevel.ERROR) kafkaLog.error(line, message);
-      else if (level === KafkaLogLevel.WARN) kafkaLog.warn(line, message);
-      else kafkaLog.debug(line, message);
-    },
+    logCreator: kafkajsLogCreator(kafkaLog),
   });
 }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { DEFAULT_OUTBOX_COLUMNS as RELAY_COLUMNS, DEFAULT_OUTBOX_TABLE, type ColumnMapping } from '../outbox/outbox-columns.js';
 import type { Queryable } from './processed-messages.js';
 import { quoteIdentifier, quoteTableName } from './sql.js';
 
@@ -15,14 +16,8 @@ export interface OutboxEventInput {
   id?: string;
 }
 
-export interface OutboxColumns {
-  id: string;
-  aggregateType: string;
-  aggregateId: string;
-  eventType: string;
-  payload: string;
-  headers: string;
-}
+/** The columns the write path fills: the relay's mapping without created_at (the table's default sets it). */
+export type OutboxColumns = Omit<ColumnMapping, 'createdAt'>;
 
 export interface WriteOutboxEventOptions {
   /** "table" or "schema.table"; default `public.outbox` (the relay's default). */
@@ -31,15 +26,9 @@ export interface WriteOutboxEventOptions {
   columns?: Partial<OutboxColumns>;
 }
 
-export const DEFAULT_OUTBOX_TABLE = 'public.outbox';
-export const DEFAULT_OUTBOX_COLUMNS: Readonly<OutboxColumns> = Object.freeze({
-  id: 'id',
-  aggregateType: 'aggregate_type',
-  aggregateId: 'aggregate_id',
-  eventType: 'event_type',
-  payload: 'payload',
-  headers: 'headers',
-});
+export { DEFAULT_OUTBOX_TABLE };
+const { createdAt: _createdAt, ...writtenColumns } = RELAY_COLUMNS;
+export const DEFAULT_OUTBOX_COLUMNS: Readonly<OutboxColumns> = Object.freeze(writtenColumns);
 
 function invalid(message: string): OutboxTailError {
   return new OutboxTailError('MALFORMED_ROW', `writeOutboxEvent: ${message}`);
