@@ -59,7 +59,7 @@ export class Checkpointer {
   /**
    * A keepalive reports the walsender's position. Confirming it is safe only
    * when every transaction we have seen is done, otherwise we could skip an
-   * open one (§2.5).
+   * open one (docs/architecture.md#lsn-rules, rule 5).
    */
   keepalive(lsn: Lsn): void {
     if (this.quiescent) this.frontier = Lsn.max(this.frontier, lsn);

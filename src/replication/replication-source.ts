@@ -152,7 +152,7 @@ export class ReplicationSource {
   }
 
   /**
-   * Sends a standby status update. The LSN never goes backwards (§2.7); an
+   * Sends a standby status update. The LSN never goes backwards (docs/architecture.md#lsn-rules, rule 7); an
    * LSN of 0 (nothing confirmed yet this session) is ignored by the server but
    * still counts as a reply for wal_sender_timeout.
    */
