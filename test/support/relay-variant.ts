@@ -6,6 +6,7 @@
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { runDaemon } from '../../src/cli/run-daemon.js';
 import { VARIANTS, type RelayVariant } from './broken-checkpointers.js';
+import { installResumeFilter } from './broken-resume-filter.js';
 
 const variant = process.argv[2] as RelayVariant;
 if (!(variant in VARIANTS)) {
@@ -14,6 +15,9 @@ if (!(variant in VARIANTS)) {
 }
 const config = resolveConfig({ env: process.env });
 if (!config.slot) throw new Error('OUTBOX_TAIL_SLOT is required');
+if (variant === 'skip-begin-at-resume-lsn') {
+  await installResumeFilter(config.databaseUrl!, config.slot, (line) => process.stderr.write(`relay-variant: ${line}\n`));
+}
 runDaemon({ ...config, slot: config.slot }, { checkpointerFactory: VARIANTS[variant] }).then(
   (code) => process.exit(code),
   (error) => {
