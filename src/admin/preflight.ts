@@ -6,6 +6,7 @@ import { EXIT, OutboxTailError, type ErrorCode } from '../errors/outbox-tail-err
 import { pgConnection } from '../relay/pg-connection.js';
 import { classifyPgError } from '../replication/pg-errors.js';
 import { classifyKafkaError } from '../sink/kafka-errors.js';
+import { createLogicalSlot } from './failover-slot.js';
 import { kafkaSecurity } from '../sink/kafka-sink.js';
 
 export interface PreflightResult {
@@ -89,8 +90,8 @@ async function checkSlot(client: pg.Client, config: RelayConfig, db: string, log
     if (!config.createSlot) {
       throw fail('SLOT_MISSING', `replication slot ${slot} does not exist`, `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (README runbook)`);
     }
-    await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
-    log.warn({ event: 'slot-created' }, `created replication slot ${slot} (--create-slot): only changes from now on are relayed`);
+    const created = await createLogicalSlot(client, slot, { failover: config.failoverSlot, where: describeTarget(config) });
+    log.warn({ event: 'slot-created', failover: created.failover }, `created replication slot ${slot} (--create-slot${created.failover ? ', failover = true' : ''}): only changes from now on are relayed`);
     return true;
   }
   if (row.slot_type !== 'logical' || row.plugin !== 'pgoutput') {

@@ -1,8 +1,9 @@
 import pg from 'pg';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { createLogicalSlot, requireFailoverSupport } from '../admin/failover-slot.js';
 import { migrate } from '../admin/migrator.js';
-import { splitTable } from '../admin/preflight.js';
+import { describeTarget, splitTable } from '../admin/preflight.js';
 import { readSlotStatus } from '../admin/slot-status.js';
 import { configSchema, type RelayConfig } from '../config/config-schema.js';
 import { envName, flagName, OPTIONS, optionKeys } from '../config/options.js';
@@ -77,6 +78,8 @@ async function withClient<T>(config: RelayConfig, fn: (client: pg.Client) => Pro
 async function initCommand(argv: Record<string, unknown>): Promise<number> {
   const config = loadConfig(argv, process.env);
   await withClient(config, async (client) => {
+    // Refuse before changing anything: --failover-slot on a server without failover slots.
+    if (config.slot && config.failoverSlot) await requireFailoverSupport(client, describeTarget(config));
     const result = await migrate(client);
     process.stdout.write(`migrations: applied ${result.applied.join(', ') || 'none'}; already applied ${result.skipped.length}\n`);
     const exists = await client.query('select 1 from pg_publication where pubname = $1', [config.publication]);
@@ -88,12 +91,16 @@ async function initCommand(argv: Record<string, unknown>): Promise<number> {
       process.stdout.write(`publication ${config.publication} exists\n`);
     }
     if (config.slot) {
-      const slot = await client.query('select 1 from pg_replication_slots where slot_name = $1', [config.slot]);
+      const slot = await client.query<{ failover: boolean | null }>(`select (to_jsonb(s) ->> 'failover')::boolean as failover from pg_replication_slots s where slot_name = $1`, [config.slot]);
       if (slot.rowCount === 0) {
-        await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [config.slot]);
-        process.stdout.write(`slot ${config.slot} created (pgoutput)\n`);
+        const created = await createLogicalSlot(client, config.slot, { failover: config.failoverSlot, where: describeTarget(config) });
+        process.stdout.write(`slot ${config.slot} created (pgoutput${created.failover ? ', failover = true' : ''})\n`);
       } else {
-        process.stdout.write(`slot ${config.slot} exists\n`);
+        const failover = slot.rows[0]!.failover;
+        process.stdout.write(`slot ${config.slot} exists${failover === null ? '' : ` (failover = ${failover})`}\n`);
+        if (config.failoverSlot && failover === false) {
+          process.stderr.write(`outbox-tail: warning: slot ${config.slot} exists with failover = false; --failover-slot applies when the slot is created: with no relay on it, ALTER_REPLICATION_SLOT ${config.slot} (FAILOVER true) on a replication connection, e.g. psql "dbname=... replication=database" (README, Failover slots)\n`);
+        }
       }
     }
   });
@@ -116,6 +123,7 @@ async function statusCommand(argv: Record<string, unknown>): Promise<number> {
       `lag_bytes            ${status.lagBytes ?? '-'}`,
       `retained_wal_bytes   ${status.retainedWalBytes ?? '-'}`,
       `wal_status           ${status.walStatus ?? '-'}`,
+      `failover             ${!status.exists ? '-' : (status.failover ?? '- (no failover slots before PostgreSQL 17)')}${status.synced ? ' (synced copy on a standby)' : ''}`,
       `publication          ${status.publication} ${status.publicationExists ? `(${status.publicationTables.join(', ') || 'no tables'})` : 'MISSING'}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

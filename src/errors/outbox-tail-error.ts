@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'SLOT_WRONG_PLUGIN'
   | 'SLOT_INVALIDATED'
   | 'SLOT_ACTIVE'
+  /** --failover-slot against a server older than PostgreSQL 17. */
+  | 'FAILOVER_SLOT_UNSUPPORTED'
   | 'REPLICATION_STREAM_ERROR'
   | 'PROTOCOL_ERROR'
   | 'KAFKA_UNREACHABLE'
