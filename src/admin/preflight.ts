@@ -7,6 +7,7 @@ import { pgConnection } from '../relay/pg-connection.js';
 import { classifyPgError } from '../replication/pg-errors.js';
 import { classifyKafkaError } from '../sink/kafka-errors.js';
 import { createLogicalSlot } from './failover-slot.js';
+import { warnOnMissingStandbySlots } from './standby-slots-check.js';
 import { kafkaSecurity } from '../sink/kafka-sink.js';
 
 export interface PreflightResult {
@@ -68,6 +69,7 @@ export async function preflight(config: RelayConfig, logger: Logger, options: { 
       throw fail('PUBLICATION_WITHOUT_TABLE', `publication ${config.publication} does not publish INSERTs of ${config.table}`, `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`);
     }
     const slotCreated = await checkSlot(client, config, info.db, log);
+    await warnOnMissingStandbySlots(client, config.slot!, log);
     if (options.kafka !== false) await checkKafka(config);
     log.info({ event: 'preflight-ok', serverVersion: info.version, slotCreated }, 'preflight passed');
     return { serverVersion: info.version, slotCreated };

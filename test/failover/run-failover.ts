@@ -256,6 +256,7 @@ async function main(): Promise<number> {
       rows_on_new_primary: committed,
       new_primary_inherited_synchronized_standby_slots: inherited!.v,
       held_back_until_reset: blockedBySynchronizedStandbySlots,
+      relay_warned_at_start: second.logs.some((l) => l.event === 'synchronized-standby-slots-missing'),
       kafka_records: collector.records.length,
       kafka_distinct_ids: kafkaIds.size,
       duplicates: collector.records.length - kafkaIds.size,

@@ -105,4 +105,36 @@ describe('init --failover-slot', () => {
       expect(await slotFailover(slot)).toBeUndefined();
     }
   });
+
+  it('warns at start when synchronized_standby_slots names a physical slot this server does not have (a promoted standby inherits it), since PostgreSQL then holds back the failover slot', async () => {
+    const version = await serverVersionNum();
+    const slot = uniqueName('held_back');
+    if (version < 170000) {
+      // No failover slots, no such setting: nothing to warn about.
+      const relay = bed.relay(slot, { env: { OUTBOX_TAIL_CREATE_SLOT: 'true' } });
+      await relay.waitForLog((l) => l.event === 'streaming');
+      expect(relay.logs.some((l) => l.event === 'synchronized-standby-slots-missing')).toBe(false);
+      return;
+    }
+    // A server-wide setting on the shared server: it only affects failover
+    // slots, and only this file makes those.
+    const missing = uniqueName('gone_standby');
+    await query(bed.db.url, `alter system set synchronized_standby_slots = '${missing}'`);
+    await query(bed.db.url, 'select pg_reload_conf()');
+    try {
+      const relay = bed.relay(slot, { env: { OUTBOX_TAIL_CREATE_SLOT: 'true', OUTBOX_TAIL_FAILOVER_SLOT: 'true' } });
+      const warning = await relay.waitForLog((l) => l.event === 'synchronized-standby-slots-missing');
+      expect(warning.level).toBe('warn');
+      expect(warning.missing).toEqual([missing]);
+      expect(warning.msg).toContain('ALTER SYSTEM RESET synchronized_standby_slots');
+      await relay.kill('SIGKILL');
+      // A plain (non-failover) slot is not held back: no warning.
+      const plain = bed.relay(uniqueName('plain_run'), { env: { OUTBOX_TAIL_CREATE_SLOT: 'true' } });
+      await plain.waitForLog((l) => l.event === 'streaming');
+      expect(plain.logs.some((l) => l.event === 'synchronized-standby-slots-missing')).toBe(false);
+    } finally {
+      await query(bed.db.url, 'alter system reset synchronized_standby_slots');
+      await query(bed.db.url, 'select pg_reload_conf()');
+    }
+  });
 });
