@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { RelayConfig } from '../config/config-schema.js';
 import { EXIT, OutboxTailError, type ErrorCode } from '../errors/outbox-tail-error.js';
 import { pgConnection } from '../relay/pg-connection.js';
-import { classifyPgError } from '../replication/pg-errors.js';
+import { classifyPgError, STANDBY_HINT } from '../replication/pg-errors.js';
 import { classifyKafkaError } from '../sink/kafka-errors.js';
 import { createLogicalSlot } from './failover-slot.js';
 import { warnOnMissingStandbySlots } from './standby-slots-check.js';
@@ -33,11 +33,14 @@ export async function preflight(config: RelayConfig, logger: Logger, options: { 
   }
   try {
     const info = (
-      await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string }>(
-        `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user,
+      await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string; in_recovery: boolean }>(
+        `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user, pg_is_in_recovery() as in_recovery,
                 (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
       )
     ).rows[0]!;
+    if (info.in_recovery) {
+      throw fail('SERVER_IS_STANDBY', `PostgreSQL at ${where} is a standby (in recovery): the relay's slot cannot stream there`, STANDBY_HINT);
+    }
     if (info.wal_level !== 'logical') {
       throw fail('WAL_LEVEL_NOT_LOGICAL', `wal_level is '${info.wal_level}' on ${where}, logical replication needs 'logical'`, "set wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL");
     }

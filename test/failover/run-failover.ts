@@ -197,6 +197,14 @@ async function main(): Promise<number> {
     log(`standby: slot ${slot} synced=${synced.synced} failover=${synced.failover} temporary=${synced.temporary} confirmed_flush_lsn=${synced.confirmed}`);
     const [primarySlot] = await q<{ failover: boolean; confirmed: string }>(db.url, `select failover, confirmed_flush_lsn::text as confirmed from pg_replication_slots where slot_name = $1`, [slot]);
 
+    // A relay pointed at the standby too early (before the promotion): what does it say?
+    const early = startRelay({ databaseUrl: standbyUrl, brokers: stack.brokers, slot, env: relayEnv });
+    relays.push(early);
+    const earlyExit = await Promise.race([early.exited, sleep(30_000).then(() => null)]);
+    const earlyLine = early.stderr().split('\n').find((l) => l.startsWith('outbox-tail:')) ?? early.logs.filter((l) => l.level !== 'raw').slice(-1).map((l) => JSON.stringify(l))[0] ?? '';
+    log(`relay on the standby before promotion: exit ${earlyExit ? earlyExit.code : 'none within 30 s'}: ${earlyLine}`);
+    await early.kill('SIGKILL');
+
     // Failover: rows still being written, the primary is killed, the standby promoted.
     await sleep(1_000);
     const beforeKill = collector.distinctIds().size;
@@ -256,6 +264,7 @@ async function main(): Promise<number> {
       rows_on_new_primary: committed,
       new_primary_inherited_synchronized_standby_slots: inherited!.v,
       held_back_until_reset: blockedBySynchronizedStandbySlots,
+      relay_on_standby_before_promotion: `exit ${earlyExit ? earlyExit.code : 'none'}: ${earlyLine.slice(0, 200)}`,
       relay_warned_at_start: second.logs.some((l) => l.event === 'synchronized-standby-slots-missing'),
       kafka_records: collector.records.length,
       kafka_distinct_ids: kafkaIds.size,
@@ -263,7 +272,17 @@ async function main(): Promise<number> {
       lost,
       phantoms,
       seconds: Math.round((Date.now() - t0) / 100) / 10,
-      passed: lost === 0 && phantoms === 0 && primarySlot!.failover === true && synced.synced === true && kafkaIds.size === committed,
+      passed:
+        lost === 0 &&
+        phantoms === 0 &&
+        primarySlot!.failover === true &&
+        synced.synced === true &&
+        kafkaIds.size === committed &&
+        // Too early on the standby: a clear preflight refusal (exit 3, restarted by a supervisor), not "slot lost".
+        earlyExit?.code === 3 &&
+        earlyLine.includes('SERVER_IS_STANDBY') &&
+        // The inherited synchronized_standby_slots is named at start.
+        second.logs.some((l) => l.event === 'synchronized-standby-slots-missing'),
     };
     if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else for (const [k, v] of Object.entries(result)) process.stdout.write(`  ${k.padEnd(48)} ${v}\n`);
