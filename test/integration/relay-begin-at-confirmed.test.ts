@@ -209,7 +209,8 @@ describe('LSN safety at the resume point, proven on the WAL (Debezium dbz#76 sha
     expect(outcome(broken)).toEqual({ t2Delivered: false, markerDelivered: true });
     // Not a control here: confirm-end-plus-one resumes at T1 end + 1, still below
     // T2's commit record (T2's own changes lie in between), so PostgreSQL replays
-    // T2 (checked by hand). The next test is the one it fails.
+    // T2 (checked by hand on PG 15.18, 17.12 and 18.6: resume = T1 end + 1,
+    // T2's commit 0xC0 bytes later, T2 delivered). The next test is the one it fails.
   });
 
   it('delivers T2 whose commit record starts exactly at a confirmed keepalive LSN (and catches a relay that confirms that LSN + 1)', async () => {
