@@ -5,10 +5,11 @@ import { EXIT, OutboxTailError, type ErrorCode } from '../errors/outbox-tail-err
 import { columnMapping, REQUIRED_COLUMNS } from '../outbox/outbox-columns.js';
 import { splitTable } from '../outbox/qualified-table.js';
 import { describeTarget } from '../postgres/describe-target.js';
-import { classifyPgError } from '../postgres/pg-errors.js';
+import { classifyPgError, STANDBY_HINT } from '../postgres/pg-errors.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import type { Sink } from '../sink/sink.js';
 import { createSlot } from './create-slot.js';
+import { warnOnMissingStandbySlots } from './standby-slots-check.js';
 
 export interface PreflightResult {
   serverVersion: string;
@@ -48,11 +49,14 @@ export async function preflight(config: RunConfig, logger: Logger, options: Pref
 async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger): Promise<PreflightResult> {
   const where = describeTarget(config);
   const info = (
-    await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string }>(
-      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user,
+    await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string; in_recovery: boolean }>(
+      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user, pg_is_in_recovery() as in_recovery,
               (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
     )
   ).rows[0]!;
+  if (info.in_recovery) {
+    throw fail('SERVER_IS_STANDBY', `PostgreSQL at ${where} is a standby (in recovery): the relay's slot cannot stream there`, STANDBY_HINT);
+  }
   if (info.wal_level !== 'logical') {
     throw fail('WAL_LEVEL_NOT_LOGICAL', `wal_level is '${info.wal_level}' on ${where}, logical replication needs 'logical'`, "set wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL");
   }
@@ -84,6 +88,7 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
     throw fail('PUBLICATION_WITHOUT_TABLE', `publication ${config.publication} does not publish INSERTs of ${config.table}`, `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`);
   }
   const slotCreated = await checkSlot(client, config, info.db, log);
+  await warnOnMissingStandbySlots(client, config.slot, log);
   return { serverVersion: info.version, slotCreated };
 }
 
@@ -99,8 +104,8 @@ async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: 
     if (!config.createSlot) {
       throw fail('SLOT_MISSING', `replication slot ${slot} does not exist`, `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (README runbook)`);
     }
-    const created = await createSlot(client, slot);
-    if (created) log.warn({ event: 'slot-created' }, `created replication slot ${slot} (--create-slot): only changes from now on are relayed`);
+    const created = await createSlot(client, slot, { failover: config.failoverSlot, where: describeTarget(config) });
+    if (created) log.warn({ event: 'slot-created', failover: config.failoverSlot }, `created replication slot ${slot} (--create-slot${config.failoverSlot ? ', failover = true' : ''}): only changes from now on are relayed`);
     return created;
   }
   if (row.slot_type !== 'logical' || row.plugin !== 'pgoutput') {

@@ -12,6 +12,10 @@ export interface SlotStatus {
   lagBytes: number | null;
   retainedWalBytes: number | null;
   walStatus: string | null;
+  /** PostgreSQL 17+: pg_replication_slots.failover; null where the server has no such column (or no slot). */
+  failover: boolean | null;
+  /** PostgreSQL 17+, on a standby: the slot is a synchronized copy of the primary's. */
+  synced: boolean | null;
   publication: string;
   publicationExists: boolean;
   publicationTables: string[];
@@ -25,7 +29,9 @@ export async function readSlotStatus(client: pg.Client, slot: string, publicatio
               r.plugin, r.active, r.active_pid, r.confirmed_flush_lsn::text as confirmed, r.restart_lsn::text as restart,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.confirmed_flush_lsn)::bigint as lag,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.restart_lsn)::bigint as retained,
-              r.wal_status
+              r.wal_status,
+              -- columns of PostgreSQL 17+, read without naming them so older servers answer null
+              (to_jsonb(r) ->> 'failover')::boolean as failover, (to_jsonb(r) ->> 'synced')::boolean as synced
          from (select 1) x left join pg_replication_slots r on r.slot_name = $1`,
       [slot],
     )
@@ -47,6 +53,8 @@ export async function readSlotStatus(client: pg.Client, slot: string, publicatio
     lagBytes: s.lag === null ? null : Number(s.lag),
     retainedWalBytes: s.retained === null ? null : Number(s.retained),
     walStatus: s.wal_status,
+    failover: s.failover,
+    synced: s.synced,
     publication,
     publicationExists: (pub.rowCount ?? 0) > 0,
     publicationTables: pub.rows.map((r) => r.name).filter(Boolean),

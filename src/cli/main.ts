@@ -74,7 +74,13 @@ function initReport({ migrations, publication, slot }: InitResult): string[] {
   return [
     `migrations: applied ${migrations.applied.join(', ') || 'none'}; already applied ${migrations.skipped.length}`,
     publication.created ? `publication ${publication.name} created for ${publication.table}` : `publication ${publication.name} exists`,
-    ...(slot ? [slot.created ? `slot ${slot.name} created (pgoutput)` : `slot ${slot.name} exists`] : []),
+    ...(slot
+      ? [
+          slot.created
+            ? `slot ${slot.name} created (pgoutput${slot.failover ? ', failover = true' : ''})`
+            : `slot ${slot.name} exists${slot.failover === null ? '' : ` (failover = ${slot.failover})`}`,
+        ]
+      : []),
   ];
 }
 
@@ -82,6 +88,7 @@ async function initCommand(argv: Record<string, unknown>): Promise<number> {
   const config = loadConfig(argv, process.env);
   const result = await withPgClient(config, (client) => initOutbox(client, config));
   process.stdout.write(`${initReport(result).join('\n')}\n`);
+  for (const warning of result.warnings) process.stderr.write(`outbox-tail: warning: ${warning}\n`);
   return EXIT.OK;
 }
 
@@ -100,6 +107,7 @@ async function statusCommand(argv: Record<string, unknown>): Promise<number> {
       `lag_bytes            ${status.lagBytes ?? '-'}`,
       `retained_wal_bytes   ${status.retainedWalBytes ?? '-'}`,
       `wal_status           ${status.walStatus ?? '-'}`,
+      `failover             ${!status.exists ? '-' : (status.failover ?? '- (no failover slots before PostgreSQL 17)')}${status.synced ? ' (synced copy on a standby)' : ''}`,
       `publication          ${status.publication} ${status.publicationExists ? `(${status.publicationTables.join(', ') || 'no tables'})` : 'MISSING'}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -57,6 +57,9 @@ export const configSchema = z
     columnHeaders: identifier.default(COLUMNS.headers),
     columnCreatedAt: identifier.default(COLUMNS.createdAt),
     createSlot: bool.default(false),
+    // PostgreSQL 17+: the slot is created with failover = true, so a standby with
+    // sync_replication_slots = on keeps a copy (README, Failover slots).
+    failoverSlot: bool.default(false),
     allowAutoTopicCreation: bool.default(true),
     // Per-partition batches must stay under the broker's max.message.bytes (1 MiB by default).
     batchMaxMessages: int(1).default(5000),

@@ -29,6 +29,11 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
     secret: true,
   },
   createSlot: { type: 'boolean', group: 'Source', describe: 'Create the slot if missing (default: a missing slot is an error)' },
+  failoverSlot: {
+    type: 'boolean',
+    group: 'Source',
+    describe: 'Create the slot (init, --create-slot) with failover = true, so standbys with sync_replication_slots = on keep it; PostgreSQL 17+ only',
+  },
   brokers: { type: 'array', group: 'Kafka', describe: 'Kafka bootstrap brokers, comma separated' },
   clientId: { type: 'string', group: 'Kafka', describe: 'Kafka client id' },
   topic: { type: 'string', group: 'Kafka', describe: 'Topic template: {aggregate_type}, {event_type}, {table}' },

@@ -22,6 +22,10 @@ export type ErrorCode =
   | 'SLOT_WRONG_PLUGIN'
   | 'SLOT_INVALIDATED'
   | 'SLOT_ACTIVE'
+  /** The server is a standby (in recovery): its synced failover slots stream only after promotion. */
+  | 'SERVER_IS_STANDBY'
+  /** --failover-slot against a server older than PostgreSQL 17. */
+  | 'FAILOVER_SLOT_UNSUPPORTED'
   | 'REPLICATION_STREAM_ERROR'
   | 'PROTOCOL_ERROR'
   | 'KAFKA_UNREACHABLE'

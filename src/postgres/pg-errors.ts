@@ -21,6 +21,9 @@ const TLS_CODES = new Set([
   'CERT_UNTRUSTED',
 ]);
 
+export const STANDBY_HINT =
+  'point the relay at the primary; a failover slot synchronized to this standby (PostgreSQL 17+, pg_replication_slots.synced) streams once the standby is promoted, so retrying is right (README, Failover slots)';
+
 
 /**
  * Classifies a pg / replication error by SQLSTATE or errno where it enters.
@@ -41,6 +44,11 @@ export function classifyPgError(error: unknown, where: string, slot?: string): O
         exitCode: EXIT.PREFLIGHT,
       }));
     case '55000':
+      // PostgreSQL 17+ refuses a synchronized slot on a standby with the same
+      // SQLSTATE as an invalidated one; the slot is fine, the server is not promoted yet.
+      if (/being synchronized from the primary/i.test(`${e.message ?? ''} ${e.detail ?? ''}`)) {
+        return new OutboxTailError('SERVER_IS_STANDBY', text, opts({ retriable: true, hint: STANDBY_HINT }));
+      }
       return new OutboxTailError('SLOT_INVALIDATED', text, opts({
         hint: `slot ${slot ?? ''} can no longer stream (invalidated, e.g. by max_slot_wal_keep_size): events may be lost; follow the README runbook "slot invalidated" to move to a new slot`,
         exitCode: EXIT.SLOT_LOST,

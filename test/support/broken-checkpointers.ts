@@ -32,6 +32,8 @@ export const VARIANTS = {
   correct: () => new Checkpointer(),
   'confirm-on-receipt': () => new ConfirmOnReceiptCheckpointer(),
   'confirm-end-plus-one': () => new ConfirmPastEndCheckpointer(),
+  /** The correct frontier behind a broken restart filter (test/support/broken-resume-filter.ts). */
+  'skip-begin-at-resume-lsn': () => new Checkpointer(),
 } as const;
 
 export type RelayVariant = keyof typeof VARIANTS;

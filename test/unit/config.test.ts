@@ -42,6 +42,14 @@ describe('config resolution', () => {
     expect(c.brokers).toEqual(['k1:9092', 'k2:9092']);
   });
 
+  it('has failoverSlot off by default, on with --failover-slot or OUTBOX_TAIL_FAILOVER_SLOT', () => {
+    expect(resolveConfig({}).failoverSlot).toBe(false);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_FAILOVER_SLOT: 'true' } }).failoverSlot).toBe(true);
+    expect(resolveConfig({ flags: { failoverSlot: true } }).failoverSlot).toBe(true);
+    expect(envName('failoverSlot')).toBe('OUTBOX_TAIL_FAILOVER_SLOT');
+    expect(flagName('failoverSlot')).toBe('failover-slot');
+  });
+
   it('names each bad field with its flag, env var and where the value came from', () => {
     let error: unknown;
     try {

@@ -20,6 +20,10 @@ describe('error classification at the edges', () => {
     expect(classifyPgError({ code: '55006', message: 'replication slot "s" is active for PID 42' }, 'slot s')).toMatchObject({ code: 'SLOT_ACTIVE', retriable: true });
     expect(classifyPgError({ code: '42704', message: 'replication slot "s" does not exist' }, 'slot s')).toMatchObject({ code: 'SLOT_MISSING', retriable: false, exitCode: 3 });
     expect(classifyPgError({ code: '55000', message: 'can no longer get changes from replication slot "s"' }, 'slot s')).toMatchObject({ code: 'SLOT_INVALIDATED', retriable: false, exitCode: 4 });
+    // PostgreSQL 17.12 / 18.6, START_REPLICATION on a standby's synchronized failover slot (recorded by test/failover/run-failover.ts): not lost, not promoted yet.
+    expect(
+      classifyPgError({ code: '55000', message: 'cannot use replication slot "s" for logical decoding', detail: 'This replication slot is being synchronized from the primary server.' }, 'slot s'),
+    ).toMatchObject({ code: 'SERVER_IS_STANDBY', retriable: true });
     expect(classifyPgError({ code: '28P01' }, 'x')).toMatchObject({ code: 'PG_AUTH_FAILED', retriable: false });
     expect(classifyPgError({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, 'x')).toMatchObject({ code: 'PG_UNREACHABLE', retriable: true });
     expect(classifyPgError({ code: '57P01', message: 'terminating connection due to administrator command' }, 'x')).toMatchObject({ code: 'PG_UNREACHABLE', retriable: true });
