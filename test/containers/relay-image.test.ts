@@ -20,20 +20,16 @@
  * Run: bin/with-engine.sh npx vitest run --project containers
  * (OUTBOX_TAIL_TC_RELAY_IMAGE selects the image, default outbox-tail:test).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { Wait } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { removeOwnContainers } from './support/cleanup.js';
 import { containerLogs, inspectContainer, removeContainer, startNetnsStack, type NetnsStack } from './support/netns-stack.js';
+import { isPrivatePodmanEngine, podmanOk } from './support/podman.js';
 import { relayEnv, relayImage, startRelayContainer, type StartedRelay } from './support/relay-container.js';
 import { confirmedFlushLsn, OutboxWriter } from './support/writer.js';
 
-const execFileP = promisify(execFile);
-const ENGINE = fileURLToPath(new URL('../../bin/container-engine.sh', import.meta.url));
 /** As README (Running in a container) and the unit's TimeoutStopSec: > the 30 s drain. */
 const STOP_TIMEOUT_MS = 45_000;
 const SLOT = 'containers_relay';
@@ -95,9 +91,9 @@ describe(`relay image ${relayImage()}`, () => {
     const hc = await relay.container.exec(state.healthcheck!.slice(1));
     expect(hc.exitCode, hc.output).toBe(0);
     const tHealth = Date.now();
-    if (process.env.OUTBOX_TAIL_CONTAINER_ENGINE === 'podman') {
+    if (isPrivatePodmanEngine()) {
       // No systemd on our machines: Podman cannot schedule the checks, but runs one on demand.
-      const { stdout } = await execFileP(ENGINE, ['podman', 'healthcheck', 'run', relay.container.getId()]);
+      const stdout = await podmanOk(['healthcheck', 'run', relay.container.getId()]);
       expect(stdout.trim()).toMatch(/^(healthy)?$/);
       expect((await inspectContainer(relay.container.getId())).health).toBe('healthy');
     } else {
