@@ -119,7 +119,8 @@ describe(`relay image ${relayImage()}`, () => {
     const node = lines.find((l) => /node \/app\/bin\/outbox-tail\.js run/.test(l) && !/^\S+ sh /.test(l));
     expect(node, procs.output).toBeDefined();
     for (const l of lines) expect(l, procs.output).not.toMatch(/^0 /);
-    report(`uid ${id.output.trim()}; processes: ${lines.map((l) => l.trim()).join(' | ')}`);
+    const shown = lines.filter((l) => !l.includes('/proc/[0-9]')).map((l) => l.trim());
+    report(`exec uid ${id.output.trim()}; processes (uid cmdline): ${shown.join(' | ')}`);
 
     // SIGTERM while rows are being written.
     writer.startBackground(20, 5);

@@ -23,7 +23,7 @@
  * each. This host's cgroup trees get nothing but the container's own cgroups
  * (checked below). The test needs the private engine (bin/with-engine.sh).
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,9 +67,17 @@ async function unitProps(...names: string[]): Promise<Record<string, string>> {
   );
 }
 
-/** journalctl -u outbox-tail -o cat, and its JSON lines parsed. */
+/** journalctl -u outbox-tail -o cat, and its JSON lines parsed. Through a file: see lostStreamSync. */
 async function journal(): Promise<{ text: string; json: Array<Record<string, unknown>> }> {
-  const text = await sh('journalctl -u outbox-tail -o cat --no-pager');
+  await sh('journalctl -u outbox-tail -o cat --no-pager > /var/tmp/outbox-tail-journal.txt');
+  const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-journal-'));
+  let text: string;
+  try {
+    await podmanOk(['cp', `${NAME}:/var/tmp/outbox-tail-journal.txt`, join(dir, 'journal.txt')]);
+    text = readFileSync(join(dir, 'journal.txt'), 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   const json: Array<Record<string, unknown>> = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith('{')) continue;
@@ -82,8 +90,9 @@ async function journal(): Promise<{ text: string; json: Array<Record<string, unk
   return { text, json };
 }
 
+/** How many of the relay's journal lines carry "event":"<event>" (a small output: no file needed). */
 async function countEvent(event: string): Promise<number> {
-  return (await journal()).json.filter((l) => l.event === event).length;
+  return Number((await sh(`journalctl -u outbox-tail -o cat --no-pager | grep -c '"event":"${event}"' || true`)).trim());
 }
 
 async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false>): Promise<T> {

@@ -27,9 +27,21 @@ export function podman(args: string[], opts: { timeoutMs?: number; input?: strin
   });
 }
 
-/** Like podman() but throws unless the exit code is 0. */
+/**
+ * podman 4.3's remote client sometimes loses its place in an exec's
+ * multiplexed output stream ("channel "34" found, 0-3 supported: lost
+ * synchronization with multiplexed stream", exit 125), more often the larger
+ * the output. Such a run is retried; big outputs go through a file and
+ * podman cp instead (see execToFile in the systemd test).
+ */
+export function lostStreamSync(r: CliResult): boolean {
+  return r.code === 125 && /lost synchronization with multiplexed stream/.test(r.stderr);
+}
+
+/** Like podman() but throws unless the exit code is 0 (retries a lost exec stream, see lostStreamSync). */
 export async function podmanOk(args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<string> {
-  const r = await podman(args, opts);
+  let r = await podman(args, opts);
+  for (let attempt = 1; attempt < 3 && lostStreamSync(r); attempt++) r = await podman(args, opts);
   if (r.code !== 0) throw new Error(`podman ${args.join(' ')} exited ${r.code}: ${r.stderr.trim() || r.stdout.trim()}`);
   return r.stdout;
 }
