@@ -88,8 +88,9 @@ export async function startNetnsStack(opts: { readyTimeoutMs?: number } = {}): P
   const stop = () =>
     (stopped ??= (async () => {
       // The joined container first: the owner's namespace must outlive it.
-      await kafka?.stop({ timeout: 10 }).catch((e) => log(`kafka stop: ${e}`));
-      await pg?.stop({ timeout: 10 }).catch((e) => log(`postgres stop: ${e}`));
+      // (Testcontainers' timeout is in ms; throw-away servers need no grace.)
+      await kafka?.stop({ timeout: 2_000 }).catch((e) => log(`kafka stop: ${e}`));
+      await pg?.stop({ timeout: 2_000 }).catch((e) => log(`postgres stop: ${e}`));
     })());
   try {
     pg = await new NamespaceOwnerPostgres(images.postgres)
