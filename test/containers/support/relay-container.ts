@@ -5,7 +5,7 @@
  * an image built from docker/Dockerfile, e.g. `docker build -f docker/Dockerfile -t outbox-tail:test .`).
  */
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
-import type { NetnsStack } from './netns-stack.js';
+import { containerLogs, type NetnsStack } from './netns-stack.js';
 
 export const DEFAULT_RELAY_IMAGE = 'outbox-tail:test';
 
@@ -51,10 +51,19 @@ export class LogLines {
     return this.json().flatMap((l) => (typeof l.event === 'string' ? [l.event] : []));
   }
 
+  /** Reads the engine's complete log (set by startRelayContainer): a fallback for a follow stream that missed lines. */
+  refresh: (() => Promise<string>) | undefined;
+
   async waitForEvent(event: string, timeoutMs: number): Promise<Record<string, unknown>> {
     const deadline = Date.now() + timeoutMs;
+    let nextRefresh = Date.now() + 2_000;
     for (;;) {
-      const hit = this.json().find((l) => l.event === event);
+      let hit = this.json().find((l) => l.event === event);
+      if (!hit && this.refresh && Date.now() >= nextRefresh) {
+        nextRefresh = Date.now() + 2_000;
+        this.replace(await this.refresh());
+        hit = this.json().find((l) => l.event === event);
+      }
       if (hit) return hit;
       if (Date.now() > deadline) throw new Error(`no "${event}" log line within ${timeoutMs} ms; last lines:\n${this.lines.slice(-15).join('\n')}`);
       await new Promise<void>((resolve) => {
@@ -110,5 +119,6 @@ export async function startRelayContainer(stack: NetnsStack, opts: RelayContaine
     .withWaitStrategy(opts.waitStrategy ?? Wait.forLogMessage(/./))
     .withStartupTimeout(opts.startupTimeoutMs ?? 60_000);
   const started = await container.start();
+  logs.refresh = () => containerLogs(started.getId());
   return { container: started, logs, startMs: Date.now() - t0 };
 }
