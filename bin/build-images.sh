@@ -9,7 +9,7 @@
 #   localhost/outbox-tail/cp-kafka:8.1.1                  Apache Kafka jars with the cp-kafka contract
 #   localhost/outbox-tail/node:20                         trixie + Debian's nodejs 20 + npm, user node (1000)
 #   localhost/outbox-tail/relay:dev                       docker/Dockerfile with NODE_IMAGE=localhost/outbox-tail/node:20
-#   localhost/outbox-tail/systemd:trixie                  node image + systemd as PID 1 (the unit file test)
+#   localhost/outbox-tail/systemd:trixie                  node image + systemd as PID 1 + the relay package in /opt/outbox-tail (the unit file test)
 #
 # Needs the private engine (bin/container-engine.sh start; this script starts
 # and stops it when it is not running) and, for the bases, debootstrap (root).
@@ -124,12 +124,17 @@ if ! has_image localhost/outbox-tail/node:20; then
   build localhost/outbox-tail/node:20 "$ctx" "$ctx/Containerfile" --build-arg BASE=localhost/outbox-tail/debian:trixie
   rm -rf "$ctx"
 fi
-build localhost/outbox-tail/systemd:trixie docker/images/systemd docker/images/systemd/Containerfile \
-  --build-arg BASE=localhost/outbox-tail/node:20
 # The relay's own image, from the repository (rebuild after a source change:
 # bin/build-images.sh --force relay). docker/Dockerfile.dockerignore filters the context.
+relay_built=0
+has_image localhost/outbox-tail/relay:dev || relay_built=1
 build localhost/outbox-tail/relay:dev "$REPO" docker/Dockerfile --build-arg NODE_IMAGE=localhost/outbox-tail/node:20 \
   --ignorefile docker/Dockerfile.dockerignore
+# systemd as PID 1 with the relay package in /opt/outbox-tail, taken from the
+# relay image: rebuilt whenever the relay image was.
+if [[ $relay_built -eq 1 ]]; then force+=(systemd); fi
+build localhost/outbox-tail/systemd:trixie docker/images/systemd docker/images/systemd/Containerfile \
+  --build-arg BASE=localhost/outbox-tail/node:20 --build-arg RELAY_IMAGE=localhost/outbox-tail/relay:dev
 
 pm image prune -f >/dev/null 2>&1 || true
 log "images ready ($(elapsed "$t0")): $(pm images --format '{{.Repository}}:{{.Tag}}' | grep outbox-tail | sort | tr '\n' ' ')"

@@ -4,9 +4,12 @@
 #
 #   bin/with-engine.sh npx vitest run --project crash        # PostgreSQL 17
 #   OUTBOX_TAIL_PG_MAJOR=18 bin/with-engine.sh npm run test:crash
+#   bin/with-engine.sh npx vitest run --project containers  # relay image, systemd unit
 #
 # Sets OUTBOX_TAIL_STACK=testcontainers and the Testcontainers images
-# (OUTBOX_TAIL_TC_POSTGRES_IMAGE, OUTBOX_TAIL_TC_KAFKA_IMAGE) unless already set.
+# (OUTBOX_TAIL_TC_POSTGRES_IMAGE, OUTBOX_TAIL_TC_KAFKA_IMAGE, and for
+# test/containers OUTBOX_TAIL_TC_RELAY_IMAGE, OUTBOX_TAIL_TC_SYSTEMD_IMAGE)
+# unless already set.
 # On a machine with a Docker engine none of this is needed: Testcontainers
 # finds the engine and uses the official images.
 set -uo pipefail
@@ -41,6 +44,9 @@ export OUTBOX_TAIL_TC_POSTGRES_IMAGE="${OUTBOX_TAIL_TC_POSTGRES_IMAGE:-localhost
 # user-mode networking instead, ports forwarded on 127.0.0.1.
 export OUTBOX_TAIL_TC_NETWORK_MODE="${OUTBOX_TAIL_TC_NETWORK_MODE:-slirp4netns}"
 export OUTBOX_TAIL_TC_KAFKA_IMAGE="${OUTBOX_TAIL_TC_KAFKA_IMAGE:-localhost/outbox-tail/cp-kafka:8.1.1}"
+# The containers project (test/containers): the relay image and the systemd image.
+export OUTBOX_TAIL_TC_RELAY_IMAGE="${OUTBOX_TAIL_TC_RELAY_IMAGE:-localhost/outbox-tail/relay:dev}"
+export OUTBOX_TAIL_TC_SYSTEMD_IMAGE="${OUTBOX_TAIL_TC_SYSTEMD_IMAGE:-localhost/outbox-tail/systemd:trixie}"
 for image in "$OUTBOX_TAIL_TC_POSTGRES_IMAGE" "$OUTBOX_TAIL_TC_KAFKA_IMAGE"; do
   if [[ "$image" == localhost/* ]] && ! "$engine" podman image exists "$image"; then
     echo "[with-engine] image $image is missing: run 'npm run setup' (builds the local images once)" >&2
