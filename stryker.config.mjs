@@ -3,20 +3,27 @@
 // @ts-check
 
 /**
- * The pure core, in one place. Add the publishing policies when they move out
- * of src/relay (src/publish/*-policy.ts).
+ * The pure core, in one place: the files whose every decision a unit test can
+ * reach (no sockets, no servers; timers and the connection are injected).
  */
 const mutate = [
   'src/checkpoint/checkpointer.ts',
+  'src/outbox/outbox-columns.ts',
   'src/outbox/transaction-assembler.ts',
   'src/outbox/row-mapper.ts',
   'src/replication/pgoutput-decoder.ts',
   'src/replication/lsn.ts',
   'src/replication/standby-status.ts',
+  'src/replication/status-sender.ts',
   'src/sink/record-builder.ts',
   'src/sink/murmur2.ts',
   'src/sink/topic-template.ts',
-  'src/relay/fifo.ts',
+  'src/publish/fifo.ts',
+  'src/publish/batching.ts',
+  'src/publish/backpressure.ts',
+  'src/publish/bad-row-policy.ts',
+  'src/publish/malformed-policy.ts',
+  'src/publish/oversize-policy.ts',
 ];
 
 /*
