@@ -1,11 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
 import type { Transaction } from '../../src/outbox/outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
 
 // The guards and the memory bound of the ack frontier (checkpointer.test.ts has
 // the ordering rules). Transaction i commits at 1000*i and ends at 1000*i + 10.
-const txn = (i: number): Transaction => ({ seq: i, xid: 5000 + i, commitLsn: BigInt(i) * 1000n, commitTime: 0n, endLsn: null });
-const end = (i: number) => BigInt(i) * 1000n + 10n;
+const txn = (i: number): Transaction => ({ seq: i, xid: 5000 + i, commitLsn: Lsn.of(BigInt(i) * 1000n), commitTime: 0n, endLsn: null });
+const end = (i: number) => Lsn.of(BigInt(i) * 1000n + 10n);
 
 function open(cp: Checkpointer, i: number, items = 1): Transaction {
   const t = txn(i);
@@ -21,12 +22,19 @@ const entries = (cp: Checkpointer) => (cp as unknown as { entries: unknown[] }).
 
 describe('Checkpointer guards', () => {
   it('refuses a Commit whose end LSN is not known yet, and does not move the frontier for it', () => {
-    const cp = new Checkpointer(7n);
+    const cp = new Checkpointer(Lsn.of(7n));
     const t = txn(1);
     cp.begin(t);
     expect(() => cp.committed(t)).toThrow('committed() before endLsn was known for xid 5001');
     expect(cp.safeLsn).toBe(7n);
-    expect(cp.inFlight).toBe(1);
+    // still registered, still open: a keepalive may not pass it
+    expect(cp.quiescent).toBe(false);
+    cp.keepalive(Lsn.of(900n));
+    expect(cp.safeLsn).toBe(7n);
+    t.endLsn = end(1);
+    cp.committed(t);
+    expect(cp.safeLsn).toBe(end(1));
+    expect(cp.completed).toBe(1);
   });
 
   it('refuses items, acks and commits of a transaction it never saw begin', () => {
@@ -57,17 +65,21 @@ describe('Checkpointer guards', () => {
     expect(cp.safeLsn).toBe(end(1));
   });
 
-  it('counts the transactions registered and not yet behind the frontier', () => {
+  it('counts a transaction as completed only once it and every one before it are behind the frontier', () => {
     const cp = new Checkpointer();
-    expect(cp.inFlight).toBe(0);
+    expect(cp.quiescent).toBe(true);
+    expect(cp.completed).toBe(0);
     const [t1, t2] = [open(cp, 1), open(cp, 2)];
     cp.begin(txn(3));
-    expect(cp.inFlight).toBe(3);
+    expect(cp.quiescent).toBe(false);
     cp.acknowledged(t2);
-    expect(cp.inFlight).toBe(3);
+    // t2 is done but t1 is not: nothing is behind the frontier yet
+    expect(cp.completed).toBe(0);
+    expect(cp.safeLsn).toBe(0n);
     cp.acknowledged(t1);
-    expect(cp.inFlight).toBe(1);
     expect(cp.completed).toBe(2);
+    expect(cp.safeLsn).toBe(end(2));
+    // t3 is still open
     expect(cp.quiescent).toBe(false);
   });
 });
@@ -98,16 +110,16 @@ describe('Checkpointer memory bound (entry list compaction)', () => {
     expect(cp.safeLsn).toBe(end(1500));
     cp.acknowledged(all[1500]!);
     expect(entries(cp)).toHaveLength(1499);
-    expect(cp.inFlight).toBe(1499);
+    expect(cp.completed).toBe(1501);
     expect(cp.safeLsn).toBe(end(1501));
     // acks out of order across the compaction still move the frontier contiguously
     cp.acknowledged(all[2999]!);
     expect(cp.safeLsn).toBe(end(1501));
     for (let k = 1502; k <= 2999; k++) cp.acknowledged(all[k - 1]!);
     expect(cp.safeLsn).toBe(end(3000));
-    expect(cp.inFlight).toBe(0);
+    expect(cp.quiescent).toBe(true);
     expect(cp.completed).toBe(3000);
-    cp.keepalive(end(3000) + 1n);
+    cp.keepalive(Lsn.of(end(3000) + 1n));
     expect(cp.safeLsn).toBe(end(3000) + 1n);
   });
 });

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { MalformedRow, OutboxEvent } from '../../src/outbox/outbox-event.js';
+import type { MalformedRow, OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { RecordBuilder } from '../../src/sink/record-builder.js';
 
-const TXN = { seq: 1, xid: 7, commitLsn: 0x1925e80n, commitTime: 0n, endLsn: null };
+const TXN: Transaction = { seq: 1, xid: 7, commitLsn: Lsn.of(0x1925e80n), commitTime: 0n, endLsn: null };
 const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
   id: 'e1',
   aggregateType: 'order',
@@ -37,7 +37,7 @@ describe('RecordBuilder: user headers and created_at', () => {
     const b = new RecordBuilder('t');
     for (let i = 0; i < 5; i++) expect(b.build(event({ id: `e${i}` })).headers.commit_lsn).toBe('0/1925E80');
     expect(format).toHaveBeenCalledTimes(1);
-    expect(b.build(event({ txn: { ...TXN, seq: 2, commitLsn: 0x1925f00n } })).headers.commit_lsn).toBe('0/1925F00');
+    expect(b.build(event({ txn: { ...TXN, seq: 2, commitLsn: Lsn.of(0x1925f00n) } })).headers.commit_lsn).toBe('0/1925F00');
     expect(format).toHaveBeenCalledTimes(2);
   });
 });

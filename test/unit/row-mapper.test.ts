@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { MalformedRow, OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
-import { isMalformed, RowMapper, type ColumnMapping } from '../../src/outbox/row-mapper.js';
+import type { ColumnMapping } from '../../src/outbox/outbox-columns.js';
+import { isMalformed, RowMapper } from '../../src/outbox/row-mapper.js';
+import { Lsn } from '../../src/replication/lsn.js';
 import type { ColumnValue, RelationColumn } from '../../src/replication/pgoutput-decoder.js';
 
 const COLUMNS: ColumnMapping = {
@@ -12,7 +14,7 @@ const COLUMNS: ColumnMapping = {
   headers: 'headers',
   createdAt: 'created_at',
 };
-const TXN: Transaction = { seq: 1, xid: 42, commitLsn: 0x100n, commitTime: 0n, endLsn: null };
+const TXN: Transaction = { seq: 1, xid: 42, commitLsn: Lsn.of(0x100n), commitTime: 0n, endLsn: null };
 const relation = (...names: string[]): RelationColumn[] => names.map((name, i) => ({ name, typeOid: 25, typeMod: -1, isKey: i === 0 }));
 const FULL = relation('id', 'aggregate_type', 'aggregate_id', 'event_type', 'payload', 'headers', 'created_at');
 const row = (...values: (string | null | undefined)[]): ColumnValue[] => values.map((v) => (v == null ? v : Buffer.from(v)));
@@ -32,10 +34,6 @@ function event(result: OutboxEvent | MalformedRow): OutboxEvent {
 }
 
 describe('RowMapper', () => {
-  it('names the required columns for preflight, as configured', () => {
-    expect(new RowMapper({ ...COLUMNS, id: 'event_id', payload: 'body' }, 'app.events').requiredColumns()).toEqual(['event_id', 'aggregate_type', 'aggregate_id', 'event_type', 'body']);
-  });
-
   it('reports an INSERT before any Relation message as malformed instead of guessing the layout', () => {
     const mapper = new RowMapper(COLUMNS, 'public.outbox');
     expect(mapper.map(row('e1', 'order', 'o-1', 'Created', '{}', null, null), TXN)).toEqual({

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OutboxEvent } from '../../src/outbox/outbox-event.js';
+import { Lsn } from '../../src/replication/lsn.js';
 import { compileTopicTemplate } from '../../src/sink/topic-template.js';
 
 const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
@@ -11,7 +12,7 @@ const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
   headers: {},
   createdAt: null,
   table: 'public.outbox',
-  txn: { seq: 1, xid: 7, commitLsn: 0x10n, commitTime: 0n, endLsn: null },
+  txn: { seq: 1, xid: 7, commitLsn: Lsn.of(0x10n), commitTime: 0n, endLsn: null },
   ...over,
 });
 

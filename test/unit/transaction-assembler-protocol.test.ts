@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import type { PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import { RowMapper, type ColumnMapping } from '../../src/outbox/row-mapper.js';
+import type { ColumnMapping } from '../../src/outbox/outbox-columns.js';
+import { RowMapper } from '../../src/outbox/row-mapper.js';
 import { TransactionAssembler } from '../../src/outbox/transaction-assembler.js';
 import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
 
@@ -43,13 +44,23 @@ function protocolError(push: () => void): OutboxTailError {
 }
 
 describe('TransactionAssembler on out-of-sequence streams', () => {
-  it('exposes the open transaction between Begin and Commit only', () => {
-    const { a } = assembler();
-    expect(a.open).toBeNull();
+  it('opens a transaction at Begin with no end LSN yet, and closes it at Commit so the next Begin is accepted', () => {
+    const begun: Transaction[] = [];
+    const snapshots: Pick<Transaction, 'seq' | 'xid' | 'endLsn'>[] = [];
+    const a = new TransactionAssembler(new RowMapper(COLUMNS, 'public.outbox'), {
+      begin: (t) => {
+        begun.push(t);
+        snapshots.push({ seq: t.seq, xid: t.xid, endLsn: t.endLsn });
+      },
+      item: () => {},
+      commit: () => {},
+    });
     a.push(A(0));
-    expect(a.open).toMatchObject({ seq: 1, xid: 727, endLsn: null });
+    expect(snapshots).toEqual([{ seq: 1, xid: 727, endLsn: null }]);
     a.push(A(4));
-    expect(a.open).toBeNull();
+    expect(begun[0]!.endLsn).not.toBeNull();
+    a.push(B(0));
+    expect(snapshots[1]).toEqual({ seq: 2, xid: 729, endLsn: null });
   });
 
   it('rejects a Begin while another transaction is open', () => {
