@@ -4,10 +4,9 @@ import { defineConfig } from 'vitest/config';
 //   unit         pure tests, no servers, no global setup
 //   integration  real Postgres + Kafka from ONE stack per run (test/support/global-setup.ts)
 //   crash        same shared stack; files that need fault hooks start their own stack
-//   containers   the relay image, the systemd unit and container cleanup, on a container engine
 //   faults       fault injection (issue 7) on a stack of its own (test/faults/fault-stack.ts):
 //                one file at a time, so it runs after the other projects, alone
-//   containers   the relay image and the systemd unit in real containers (issue 12): needs a
+//   containers   the relay image, the systemd unit and container cleanup in real containers: needs a
 //                container engine (bin/with-engine.sh npx vitest run --project containers), so
 //                it is NOT part of a plain `vitest run`; each file starts its own containers
 // A stack that cannot start fails the run; no test ever skips for a missing server.
@@ -33,12 +32,6 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'crash', include: ['test/crash/**/*.test.ts'], globalSetup: stackSetup },
-      },
-      {
-        // Needs a container engine (a Docker engine, or bin/with-engine.sh):
-        // not in `npm test`, run by .ci/run under bin/with-engine.sh.
-        extends: true,
-        test: { name: 'containers', include: ['test/containers/**/*.test.ts'], fileParallelism: false },
       },
       {
         extends: true,

@@ -51,14 +51,19 @@ describe('container cleanup without Ryuk', () => {
 
   it('removes the containers of a test that failed while holding a stack', async () => {
     const pidFile = join(mkdtempSync(join(tmpdir(), 'outbox-tail-fixture-')), 'pid');
+    // Its output (a failing test on purpose) is shown only when this test fails.
     const child = spawn(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', 'test/containers/fixtures/vitest.fixture.config.ts'], {
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, OUTBOX_TAIL_FIXTURE_PID_FILE: pidFile },
     });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await exited(child);
-    expect(code).not.toBe(0); // the fixture's test did fail
+    expect(code, output).toBe(1); // vitest's exit code for a failed test: the fixture did fail
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(pid).toBeGreaterThan(0);
-    expect(await containersOwnedBy(pid)).toEqual([]);
+    expect(output).toContain('fails on purpose while holding a stack');
+    expect(await containersOwnedBy(pid), output).toEqual([]);
   });
 });
