@@ -15,7 +15,7 @@ import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
-import { createSlot, query, waitForConfirmed } from '../support/slot.js';
+import { createSlot, waitForConfirmed } from '../support/slot.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -184,7 +184,6 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     const killWindowMs = options.kills * 3000 + 1000;
     const rate = options.orders / (killWindowMs / 1000);
     let nextId = 1;
-    let written = 0;
     let inFlight = 0;
     let writerError: unknown = null;
     const writeOne = async (client: pg.Client, id: number) => {
@@ -216,7 +215,6 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
             } finally {
               inFlight--;
             }
-            written++;
           }
         } finally {
           await client.end();

@@ -20,7 +20,7 @@ import pg from 'pg';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import { freePort } from '../../dev/stack/process.js';
 import { loopbackPortBindings, OWNER_LABEL } from '../../dev/stack/testcontainers-stack.js';
-import { createTestDatabase, uniqueName, withDatabase } from '../support/database.js';
+import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { startRelay, type RelayProcess } from '../support/relay-process.js';
 

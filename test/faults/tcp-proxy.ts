@@ -66,6 +66,8 @@ export class TcpProxy {
   /** Listens on host:port (port 0 = any free port) and forwards to target. */
   static async start(target: { host: string; port: number }, listen: { host?: string; port?: number } = {}): Promise<TcpProxy> {
     const host = listen.host ?? '127.0.0.1';
+    // Assigned once the server exists; its connection handler runs only after that.
+    // eslint-disable-next-line prefer-const
     let proxy!: TcpProxy;
     const server = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => proxy.accept(socket));
     await new Promise<void>((resolve, reject) => {

@@ -1,7 +1,7 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { uniqueName } from '../support/database.js';
-import { isStreaming, type RelayProcess } from '../support/relay-process.js';
+import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, query } from '../support/slot.js';
 import { Lsn } from '../../src/replication/lsn.js';
