@@ -14,8 +14,6 @@
  * the stack's Postgres, the standby a container that reaches it through the
  * host's loopback (slirp4netns allow_host_loopback: 10.0.2.2 is the host).
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import { freePort } from '../../dev/stack/process.js';
@@ -23,8 +21,8 @@ import { loopbackPortBindings, OWNER_LABEL } from '../../dev/stack/testcontainer
 import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { startRelay, type RelayProcess } from '../support/relay-process.js';
+import { runCli, type CliResult } from '../support/run-cli.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PHYSICAL_SLOT = 'standby1';
 const HOST_FROM_CONTAINER = '10.0.2.2';
 const json = process.argv.includes('--json');
@@ -57,19 +55,8 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   }
 }
 
-function cli(args: string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}bin/outbox-tail.js`, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', OUTBOX_TAIL_DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+function cli(args: string[], databaseUrl: string): Promise<CliResult> {
+  return runCli(args, { OUTBOX_TAIL_DATABASE_URL: databaseUrl });
 }
 
 /** The standby: pg_basebackup from the primary (-R: standby.signal, primary_conninfo with a dbname, primary_slot_name), then postgres. */

@@ -5,36 +5,17 @@
  * nothing. The same file runs on every stack: the branch taken is the server's
  * (PG 15 native by default, 17 and 18 through bin/with-engine.sh).
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { uniqueName } from '../support/database.js';
+import { runCli, type CliResult } from '../support/run-cli.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { query } from '../support/slot.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const bed = relayTestbed();
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the compiled CLI (bin/outbox-tail.js) with only the given env. */
+/** The CLI against this file's database. */
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}bin/outbox-tail.js`, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', OUTBOX_TAIL_DATABASE_URL: bed.db.url, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runCli(args, { OUTBOX_TAIL_DATABASE_URL: bed.db.url, ...env });
 }
 
 async function serverVersionNum(): Promise<number> {

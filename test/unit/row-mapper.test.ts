@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { MalformedRow, OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
-import type { ColumnMapping } from '../../src/outbox/outbox-columns.js';
+import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../src/outbox/outbox-columns.js';
 import { isMalformed, RowMapper } from '../../src/outbox/row-mapper.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import type { ColumnValue, RelationColumn } from '../../src/replication/pgoutput-decoder.js';
 
-const COLUMNS: ColumnMapping = {
-  id: 'id',
-  aggregateType: 'aggregate_type',
-  aggregateId: 'aggregate_id',
-  eventType: 'event_type',
-  payload: 'payload',
-  headers: 'headers',
-  createdAt: 'created_at',
-};
+const COLUMNS: ColumnMapping = DEFAULT_OUTBOX_COLUMNS;
 const TXN: Transaction = { seq: 1, xid: 42, commitLsn: Lsn.of(0x100n), commitTime: 0n, endLsn: null };
 const relation = (...names: string[]): RelationColumn[] => names.map((name, i) => ({ name, typeOid: 25, typeMod: -1, isKey: i === 0 }));
 const FULL = relation('id', 'aggregate_type', 'aggregate_id', 'event_type', 'payload', 'headers', 'created_at');

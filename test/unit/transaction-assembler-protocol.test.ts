@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import type { PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import type { ColumnMapping } from '../../src/outbox/outbox-columns.js';
+import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../src/outbox/outbox-columns.js';
 import { RowMapper } from '../../src/outbox/row-mapper.js';
 import { TransactionAssembler } from '../../src/outbox/transaction-assembler.js';
 import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
@@ -13,15 +13,7 @@ const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.
 const msg = (scenario: string, index: number): PgoutputMessage => decodePgoutput(Buffer.from(fixtures[scenario]![index]!.hex, 'hex'));
 const A = (i: number) => msg('two_inserts_one_txn', i); // 0 Begin (xid 727), 1 Relation, 2-3 Insert, 4 Commit
 const B = (i: number) => msg('alter_table_then_insert_with_message', i); // 0 Begin (xid 729), 1 Relation, 2 Insert, 3 Message, 4 Commit
-const COLUMNS: ColumnMapping = {
-  id: 'id',
-  aggregateType: 'aggregate_type',
-  aggregateId: 'aggregate_id',
-  eventType: 'event_type',
-  payload: 'payload',
-  headers: 'headers',
-  createdAt: 'created_at',
-};
+const COLUMNS: ColumnMapping = DEFAULT_OUTBOX_COLUMNS;
 
 function assembler(table = 'public.outbox') {
   const items: PipelineItem[] = [];
