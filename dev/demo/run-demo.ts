@@ -69,7 +69,9 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
     const status = () => readSlotStatus(client, SLOT, PUBLICATION);
     const progress = async (written: number) => {
       const s = await status();
-      process.stderr.write(`\r  orders written ${written}/${options.orders}  records in Kafka ${records}  distinct ids ${ids.size}  confirmed lag ${s.lagBytes ?? '-'} bytes   `);
+      process.stderr.write(
+        `\r  orders written ${written}/${options.orders}  records in Kafka ${records}  distinct ids ${ids.size}  confirmed lag ${s.lagBytes ?? '-'} bytes   `,
+      );
     };
     const started = Date.now();
     let written = 0;
@@ -115,7 +117,11 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
       seconds: Number(seconds.toFixed(1)),
       ok,
     };
-    process.stdout.write(`\nsummary\n${Object.entries(summary).map(([k, v]) => `  ${k.padEnd(22)} ${v}`).join('\n')}\n`);
+    process.stdout.write(
+      `\nsummary\n${Object.entries(summary)
+        .map(([k, v]) => `  ${k.padEnd(22)} ${v}`)
+        .join('\n')}\n`,
+    );
     return ok ? 0 : 1;
   } finally {
     stopRelay();

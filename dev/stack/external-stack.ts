@@ -22,7 +22,9 @@ export async function connectExternalStack(config: ExternalStackConfig, log: (li
     throw new Error(`external stack: cannot reach Postgres at ${where} (OUTBOX_TAIL_TEST_DATABASE_URL): ${(err as Error).message || String(err)}`);
   }
   if (pg.walLevel !== 'logical') {
-    throw new Error(`external stack: Postgres at ${where} has wal_level=${pg.walLevel}; logical replication needs wal_level=logical (restart it with -c wal_level=logical)`);
+    throw new Error(
+      `external stack: Postgres at ${where} has wal_level=${pg.walLevel}; logical replication needs wal_level=logical (restart it with -c wal_level=logical)`,
+    );
   }
   try {
     await probeKafka(config.brokers, 5000);

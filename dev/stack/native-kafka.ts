@@ -7,16 +7,7 @@ import { access, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitForIdempotentProducer, waitForKafka } from './probe.js';
-import {
-  freePort,
-  guardServer,
-  run,
-  ServerProcess,
-  signalGroup,
-  tailFile,
-  waitGroupGone,
-  type Guard,
-} from './process.js';
+import { freePort, guardServer, run, ServerProcess, signalGroup, tailFile, waitGroupGone, type Guard } from './process.js';
 import type { ServerControl } from './types.js';
 
 /** The default; must match KAFKA_VERSION in bin/setup-local-stack.sh (which also fetches the extra versions). */
@@ -245,13 +236,7 @@ export class NativeKafka implements ServerControl {
   }
 
   private jvmArgs(extra: string[]): string[] {
-    return [
-      ...extra,
-      '-Djava.awt.headless=true',
-      `-Dlog4j2.configurationFile=${join(this.root, 'log4j2.properties')}`,
-      '-cp',
-      join(this.opts.libDir, '*'),
-    ];
+    return [...extra, '-Djava.awt.headless=true', `-Dlog4j2.configurationFile=${join(this.root, 'log4j2.properties')}`, '-cp', join(this.opts.libDir, '*')];
   }
 
   private async format(): Promise<void> {

@@ -67,9 +67,7 @@ export async function findPostgresBinDir(preferred: string | undefined, pathEnv:
     throw new Error(`PostgreSQL binaries (initdb, postgres) not found in ${preferred} (OUTBOX_TAIL_PG_BINDIR / postgresBinDir)`);
   }
   try {
-    const versions = (await readdir('/usr/lib/postgresql'))
-      .filter((v) => /^\d+$/.test(v))
-      .sort((a, b) => Number(b) - Number(a));
+    const versions = (await readdir('/usr/lib/postgresql')).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
     for (const v of versions) {
       const dir = `/usr/lib/postgresql/${v}/bin`;
       if (await hasPgBinaries(dir)) return dir;
@@ -168,7 +166,17 @@ export class NativePostgres implements ServerControl {
     if (this.user) await chown(this.root, this.user.uid, this.user.gid);
     this.guard = guardServer(this.root, () => this.pid());
     const initdb = await this.runPg('initdb', [
-      '-D', this.dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C', '--no-instructions',
+      '-D',
+      this.dataDir,
+      '-A',
+      'trust',
+      '-U',
+      'postgres',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-instructions',
     ]);
     if (initdb.code !== 0) {
       throw new Error(`initdb failed (exit ${initdb.code}) in ${this.dataDir}:\n${initdb.output.trim()}`);
@@ -231,7 +239,12 @@ export class NativePostgres implements ServerControl {
 
   async start(): Promise<void> {
     if (this.pid() !== undefined) throw new Error(`postgres is already running (pid ${this.server?.pid})`);
-    const server = await ServerProcess.start(join(this.opts.binDir, 'postgres'), ['-D', this.dataDir], { cwd: this.root, logFile: this.logFile, pidDir: this.root, ...this.user });
+    const server = await ServerProcess.start(join(this.opts.binDir, 'postgres'), ['-D', this.dataDir], {
+      cwd: this.root,
+      logFile: this.logFile,
+      pidDir: this.root,
+      ...this.user,
+    });
     this.server = server;
 
     const deadline = Date.now() + this.opts.readyTimeoutMs;

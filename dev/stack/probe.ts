@@ -69,11 +69,7 @@ export async function probeKafka(brokers: string[], timeoutMs = 3000): Promise<v
  * Retries probeKafka until it succeeds, `timeoutMs` passed, or `abort()`
  * returns a reason (e.g. the broker process exited).
  */
-export async function waitForKafka(
-  brokers: string[],
-  timeoutMs: number,
-  abort?: () => string | undefined,
-): Promise<void> {
+export async function waitForKafka(brokers: string[], timeoutMs: number, abort?: () => string | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   do {

@@ -229,7 +229,12 @@ export async function tailFile(path: string, lines = 40): Promise<string> {
     try {
       const buf = Buffer.alloc(size);
       await fh.read(buf, 0, size, s.size - size);
-      return buf.toString('utf8').split('\n').slice(-lines - 1).join('\n').trimEnd();
+      return buf
+        .toString('utf8')
+        .split('\n')
+        .slice(-lines - 1)
+        .join('\n')
+        .trimEnd();
     } finally {
       await fh.close();
     }
@@ -378,12 +383,24 @@ export class ServerProcess {
     child.unref();
   }
 
-  static async start(command: string, args: string[], options: { cwd: string; logFile: string; pidDir: string; uid?: number; gid?: number }): Promise<ServerProcess> {
+  static async start(
+    command: string,
+    args: string[],
+    options: { cwd: string; logFile: string; pidDir: string; uid?: number; gid?: number },
+  ): Promise<ServerProcess> {
     const out = openSync(options.logFile, 'a');
     let server: ServerProcess;
     try {
       const { cwd, uid, gid } = options;
-      server = new ServerProcess(spawn(command, args, { cwd, detached: true, stdio: ['ignore', out, out], ...(uid !== undefined ? { uid } : {}), ...(gid !== undefined ? { gid } : {}) }));
+      server = new ServerProcess(
+        spawn(command, args, {
+          cwd,
+          detached: true,
+          stdio: ['ignore', out, out],
+          ...(uid !== undefined ? { uid } : {}),
+          ...(gid !== undefined ? { gid } : {}),
+        }),
+      );
     } finally {
       closeSync(out);
     }

@@ -58,12 +58,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<Stack
   }
 }
 
-async function startNativeStack(
-  options: StartStackOptions,
-  env: StackEnv,
-  readyTimeoutMs: number,
-  log: (line: string) => void,
-): Promise<StackHandle> {
+async function startNativeStack(options: StartStackOptions, env: StackEnv, readyTimeoutMs: number, log: (line: string) => void): Promise<StackHandle> {
   const t0 = Date.now();
   // Check every prerequisite before starting anything, so a missing piece is
   // reported without a half-started stack.

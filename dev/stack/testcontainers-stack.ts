@@ -211,7 +211,10 @@ export async function startTestcontainersStack(opts: {
         KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: [env.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP, ...extraListeners.map((l) => `${l.name}:PLAINTEXT`)].join(','),
       });
       for (const l of extraListeners) this.createOpts.ExposedPorts = { ...this.createOpts.ExposedPorts, [`${l.containerPort}/tcp`]: {} };
-      this.exposedPorts = [{ container: KAFKA_CONTAINER_PORT, host: kafkaPort }, ...extraListeners.map((l) => ({ container: l.containerPort, host: l.hostPort }))];
+      this.exposedPorts = [
+        { container: KAFKA_CONTAINER_PORT, host: kafkaPort },
+        ...extraListeners.map((l) => ({ container: l.containerPort, host: l.hostPort })),
+      ];
       this.hostConfig.PortBindings = loopbackPortBindings({
         [KAFKA_CONTAINER_PORT]: kafkaPort,
         ...Object.fromEntries(extraListeners.map((l) => [l.containerPort, l.hostPort])),
@@ -254,7 +257,12 @@ export async function startTestcontainersStack(opts: {
         .withLabels(labels)
         .withNetworkMode(opts.networkMode ?? 'bridge')
         .withStartupTimeout(opts.readyTimeoutMs)
-        .withEnvironment({ KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'true', KAFKA_NUM_PARTITIONS: '1', KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1', ...kafkaEnv })
+        .withEnvironment({
+          KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'true',
+          KAFKA_NUM_PARTITIONS: '1',
+          KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1',
+          ...kafkaEnv,
+        })
         .start(),
     ]);
     if (started[0].status === 'fulfilled') pgContainer = started[0].value;
@@ -296,7 +304,10 @@ export async function startTestcontainersStack(opts: {
     const pgInfo = await queryPostgres(databaseUrl);
     let kafkaVersion = images.kafka;
     const res = await kC.exec(['kafka-topics', '--version']).catch(() => undefined);
-    const v = res?.output.trim().split(/\s+/).find((word) => /^\d+\.\d+\.\d+/.test(word));
+    const v = res?.output
+      .trim()
+      .split(/\s+/)
+      .find((word) => /^\d+\.\d+\.\d+/.test(word));
     if (res?.exitCode === 0 && v) kafkaVersion = `${v} (${images.kafka})`;
     await Promise.all([postgres.refreshPid(), kafka.refreshPid()]);
     opts.log(`testcontainers stack ready in ${Date.now() - t0} ms: ${images.postgres} on 127.0.0.1:${pgPort}, ${images.kafka} on ${brokers[0]}`);

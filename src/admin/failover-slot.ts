@@ -6,7 +6,9 @@ export const FAILOVER_MIN_VERSION_NUM = 170000;
 
 /** Throws FAILOVER_SLOT_UNSUPPORTED (exit 3) naming the server version and the fix when the server predates PostgreSQL 17. */
 export async function requireFailoverSupport(client: pg.ClientBase, where?: string): Promise<void> {
-  const row = (await client.query<{ num: string; version: string }>(`select current_setting('server_version_num') as num, current_setting('server_version') as version`)).rows[0]!;
+  const row = (
+    await client.query<{ num: string; version: string }>(`select current_setting('server_version_num') as num, current_setting('server_version') as version`)
+  ).rows[0]!;
   if (Number(row.num) >= FAILOVER_MIN_VERSION_NUM) return;
   throw new OutboxTailError(
     'FAILOVER_SLOT_UNSUPPORTED',

@@ -35,14 +35,21 @@ export async function initOutbox(
   const publicationCreated = exists.rowCount === 0;
   if (publicationCreated) {
     const [schema, table] = splitTable(config.table);
-    await client.query(`create publication ${pg.escapeIdentifier(config.publication)} for table ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)} with (publish = 'insert')`);
+    await client.query(
+      `create publication ${pg.escapeIdentifier(config.publication)} for table ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)} with (publish = 'insert')`,
+    );
   }
   const warnings: string[] = [];
   let slot: InitResult['slot'] = null;
   if (config.slot) {
     const created = await createSlot(client, config.slot, { failover: config.failoverSlot, where });
     // to_jsonb: the failover column exists from PostgreSQL 17 on only.
-    const row = (await client.query<{ failover: boolean | null }>(`select (to_jsonb(s) ->> 'failover')::boolean as failover from pg_replication_slots s where slot_name = $1`, [config.slot])).rows[0];
+    const row = (
+      await client.query<{ failover: boolean | null }>(
+        `select (to_jsonb(s) ->> 'failover')::boolean as failover from pg_replication_slots s where slot_name = $1`,
+        [config.slot],
+      )
+    ).rows[0];
     const failover = row?.failover ?? null;
     slot = { name: config.slot, created, failover };
     if (config.failoverSlot && failover === false) {

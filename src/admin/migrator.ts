@@ -15,7 +15,9 @@ const LOCK_KEY = 7_283_001_001; // arbitrary, fixed: serialises concurrent `init
  * transaction, under an advisory lock so two `init` runs cannot race.
  */
 export async function migrate(client: pg.Client, directory = join(packageRoot(), 'migrations')): Promise<MigrationResult> {
-  const files = readdirSync(directory).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const files = readdirSync(directory)
+    .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+    .sort();
   await client.query('select pg_advisory_lock($1)', [LOCK_KEY]);
   try {
     await client.query(`create table if not exists outbox_tail_migrations (

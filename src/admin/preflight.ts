@@ -24,8 +24,7 @@ export interface PreflightOptions {
   kafka: Pick<Sink, 'metadata'> | false;
 }
 
-const fail = (code: ErrorCode, message: string, hint: string, exitCode: number = EXIT.PREFLIGHT) =>
-  new OutboxTailError(code, message, { hint, exitCode });
+const fail = (code: ErrorCode, message: string, hint: string, exitCode: number = EXIT.PREFLIGHT) => new OutboxTailError(code, message, { hint, exitCode });
 
 /**
  * Everything that must hold before streaming, checked in the order an
@@ -34,15 +33,22 @@ const fail = (code: ErrorCode, message: string, hint: string, exitCode: number =
 export async function preflight(config: RunConfig, logger: Logger, options: PreflightOptions): Promise<PreflightResult> {
   const log = logger.child({ component: 'preflight', slot: config.slot });
   const where = describeTarget(config);
-  const result = await withPgClient(config, async (client) => {
-    try {
-      return await checkPostgres(client, config, log);
-    } catch (error) {
-      throw OutboxTailError.is(error) ? error : classifyPgError(error, `preflight on ${where}`).withExitCode(EXIT.PREFLIGHT);
-    }
-  }, { connectExitCode: EXIT.PREFLIGHT });
+  const result = await withPgClient(
+    config,
+    async (client) => {
+      try {
+        return await checkPostgres(client, config, log);
+      } catch (error) {
+        throw OutboxTailError.is(error) ? error : classifyPgError(error, `preflight on ${where}`).withExitCode(EXIT.PREFLIGHT);
+      }
+    },
+    { connectExitCode: EXIT.PREFLIGHT },
+  );
   const kafka = options.kafka === false ? null : await checkKafka(options.kafka);
-  log.info({ event: 'preflight-ok', serverVersion: result.serverVersion, slotCreated: result.slotCreated, ...(kafka ? { kafkaBrokers: kafka.brokers } : {}) }, 'preflight passed');
+  log.info(
+    { event: 'preflight-ok', serverVersion: result.serverVersion, slotCreated: result.slotCreated, ...(kafka ? { kafkaBrokers: kafka.brokers } : {}) },
+    'preflight passed',
+  );
   return result;
 }
 
@@ -58,7 +64,11 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
     throw fail('SERVER_IS_STANDBY', `PostgreSQL at ${where} is a standby (in recovery): the relay's slot cannot stream there`, STANDBY_HINT);
   }
   if (info.wal_level !== 'logical') {
-    throw fail('WAL_LEVEL_NOT_LOGICAL', `wal_level is '${info.wal_level}' on ${where}, logical replication needs 'logical'`, "set wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL");
+    throw fail(
+      'WAL_LEVEL_NOT_LOGICAL',
+      `wal_level is '${info.wal_level}' on ${where}, logical replication needs 'logical'`,
+      'set wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL',
+    );
   }
   if (!info.can_replicate) {
     throw fail('ROLE_CANNOT_REPLICATE', `role ${info.user} may not start replication`, `ALTER ROLE ${info.user} REPLICATION (see docker/least-privilege.sql)`);
@@ -72,20 +82,40 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
     )
   ).rows.map((r) => r.attname);
   if (columns.length === 0) {
-    throw fail('TABLE_MISSING', `outbox table ${config.table} does not exist in database ${info.db}`, 'run `outbox-tail init` to create it, or point --table at your outbox table');
+    throw fail(
+      'TABLE_MISSING',
+      `outbox table ${config.table} does not exist in database ${info.db}`,
+      'run `outbox-tail init` to create it, or point --table at your outbox table',
+    );
   }
   const mapping = columnMapping(config);
   const missing = REQUIRED_COLUMNS.map((key) => mapping[key]).filter((c) => !columns.includes(c));
   if (missing.length > 0) {
-    throw fail('COLUMN_MISSING', `outbox table ${config.table} has no column(s) ${missing.join(', ')} (it has ${columns.join(', ')})`, 'map your columns with --column-id, --column-aggregate-type, --column-aggregate-id, --column-event-type, --column-payload');
+    throw fail(
+      'COLUMN_MISSING',
+      `outbox table ${config.table} has no column(s) ${missing.join(', ')} (it has ${columns.join(', ')})`,
+      'map your columns with --column-id, --column-aggregate-type, --column-aggregate-id, --column-event-type, --column-payload',
+    );
   }
   const publication = (await client.query<{ pubinsert: boolean }>('select pubinsert from pg_publication where pubname = $1', [config.publication])).rows[0];
   if (!publication) {
-    throw fail('PUBLICATION_MISSING', `publication ${config.publication} does not exist`, `CREATE PUBLICATION ${config.publication} FOR TABLE ${config.table} WITH (publish = 'insert'), or run \`outbox-tail init\``);
+    throw fail(
+      'PUBLICATION_MISSING',
+      `publication ${config.publication} does not exist`,
+      `CREATE PUBLICATION ${config.publication} FOR TABLE ${config.table} WITH (publish = 'insert'), or run \`outbox-tail init\``,
+    );
   }
-  const member = await client.query('select 1 from pg_publication_tables where pubname = $1 and schemaname = $2 and tablename = $3', [config.publication, schema, table]);
+  const member = await client.query('select 1 from pg_publication_tables where pubname = $1 and schemaname = $2 and tablename = $3', [
+    config.publication,
+    schema,
+    table,
+  ]);
   if (member.rowCount === 0 || !publication.pubinsert) {
-    throw fail('PUBLICATION_WITHOUT_TABLE', `publication ${config.publication} does not publish INSERTs of ${config.table}`, `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`);
+    throw fail(
+      'PUBLICATION_WITHOUT_TABLE',
+      `publication ${config.publication} does not publish INSERTs of ${config.table}`,
+      `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`,
+    );
   }
   const slotCreated = await checkSlot(client, config, info.db, log);
   await warnOnMissingStandbySlots(client, config.slot, log);
@@ -102,20 +132,41 @@ async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: 
   ).rows[0];
   if (!row) {
     if (!config.createSlot) {
-      throw fail('SLOT_MISSING', `replication slot ${slot} does not exist`, `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (README runbook)`);
+      throw fail(
+        'SLOT_MISSING',
+        `replication slot ${slot} does not exist`,
+        `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (README runbook)`,
+      );
     }
     const created = await createSlot(client, slot, { failover: config.failoverSlot, where: describeTarget(config) });
-    if (created) log.warn({ event: 'slot-created', failover: config.failoverSlot }, `created replication slot ${slot} (--create-slot${config.failoverSlot ? ', failover = true' : ''}): only changes from now on are relayed`);
+    if (created)
+      log.warn(
+        { event: 'slot-created', failover: config.failoverSlot },
+        `created replication slot ${slot} (--create-slot${config.failoverSlot ? ', failover = true' : ''}): only changes from now on are relayed`,
+      );
     return created;
   }
   if (row.slot_type !== 'logical' || row.plugin !== 'pgoutput') {
-    throw fail('SLOT_WRONG_PLUGIN', `replication slot ${slot} is a ${row.slot_type} slot with plugin ${row.plugin ?? 'none'}, not pgoutput`, 'use a logical slot created with the pgoutput plugin');
+    throw fail(
+      'SLOT_WRONG_PLUGIN',
+      `replication slot ${slot} is a ${row.slot_type} slot with plugin ${row.plugin ?? 'none'}, not pgoutput`,
+      'use a logical slot created with the pgoutput plugin',
+    );
   }
   if (row.database !== db) {
-    throw fail('SLOT_WRONG_PLUGIN', `replication slot ${slot} belongs to database ${row.database}, not ${db}`, 'connect to the slot\'s database with --database-url, or use another slot');
+    throw fail(
+      'SLOT_WRONG_PLUGIN',
+      `replication slot ${slot} belongs to database ${row.database}, not ${db}`,
+      "connect to the slot's database with --database-url, or use another slot",
+    );
   }
   if (row.wal_status === 'lost') {
-    throw fail('SLOT_INVALIDATED', `replication slot ${slot} is invalidated (wal_status = lost): WAL it needed was removed and events may be lost`, 'follow the README runbook "slot invalidated": create a new slot and re-publish from the outbox table', EXIT.SLOT_LOST);
+    throw fail(
+      'SLOT_INVALIDATED',
+      `replication slot ${slot} is invalidated (wal_status = lost): WAL it needed was removed and events may be lost`,
+      'follow the README runbook "slot invalidated": create a new slot and re-publish from the outbox table',
+      EXIT.SLOT_LOST,
+    );
   }
   return false;
 }

@@ -23,10 +23,15 @@ export async function checkSynchronizedStandbySlots(client: pg.Client, slot: str
     )
   ).rows[0];
   if (!row?.setting || row.failover !== true) return null;
-  const names = row.setting.split(',').map((n) => n.trim().replace(/^"(.*)"$/, '$1')).filter((n) => n !== '' && n !== '*');
+  const names = row.setting
+    .split(',')
+    .map((n) => n.trim().replace(/^"(.*)"$/, '$1'))
+    .filter((n) => n !== '' && n !== '*');
   if (names.length === 0) return null;
   const present = new Set(
-    (await client.query<{ slot_name: string }>(`select slot_name from pg_replication_slots where slot_type = 'physical' and slot_name = any($1)`, [names])).rows.map((r) => r.slot_name),
+    (
+      await client.query<{ slot_name: string }>(`select slot_name from pg_replication_slots where slot_type = 'physical' and slot_name = any($1)`, [names])
+    ).rows.map((r) => r.slot_name),
   );
   const missing = names.filter((n) => !present.has(n));
   return missing.length > 0 ? { missing, setting: row.setting } : null;

@@ -18,7 +18,8 @@ function withConfigOptions<T>(y: Argv<T>): Argv<T> {
   for (const key of optionKeys) {
     const spec = OPTIONS[key];
     const envs = [envName(key), ...(spec.aliasesEnv ?? [])].join(', ');
-    const def = DEFAULTS[key] === undefined ? '' : ` [default: ${Array.isArray(DEFAULTS[key]) ? (DEFAULTS[key] as string[]).join(',') : String(DEFAULTS[key])}]`;
+    const def =
+      DEFAULTS[key] === undefined ? '' : ` [default: ${Array.isArray(DEFAULTS[key]) ? (DEFAULTS[key] as string[]).join(',') : String(DEFAULTS[key])}]`;
     out = out.option(flagName(key), {
       // Comma lists stay strings: the schema splits them, whichever source they come from.
       type: spec.type === 'array' ? 'string' : spec.type,
@@ -59,7 +60,9 @@ function loadConfig(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): Rela
 
 function warnSecretsOnCommandLine(argv: string[]): void {
   if (argv.some((a) => /^--database-url(=|$)/.test(a)) && argv.join(' ').match(/:\/\/[^/\s]*:[^@\s]+@/)) {
-    process.stderr.write('outbox-tail: warning: a password in --database-url is visible in `ps`; use --database-url-file, OUTBOX_TAIL_DATABASE_URL or a config file\n');
+    process.stderr.write(
+      'outbox-tail: warning: a password in --database-url is visible in `ps`; use --database-url-file, OUTBOX_TAIL_DATABASE_URL or a config file\n',
+    );
   }
   if (argv.some((a) => /^--sasl-password(=|$)/.test(a))) {
     process.stderr.write('outbox-tail: warning: --sasl-password is visible in `ps`; use --sasl-password-file, OUTBOX_TAIL_SASL_PASSWORD or a config file\n');
@@ -123,10 +126,17 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
   };
   const cli = yargs(argv)
     .scriptName('outbox-tail')
-    .usage('$0 [run] --slot <name>\n\nRelays committed outbox INSERTs from a PostgreSQL logical replication slot to Kafka, confirming the LSN only after Kafka acknowledged them.')
+    .usage(
+      '$0 [run] --slot <name>\n\nRelays committed outbox INSERTs from a PostgreSQL logical replication slot to Kafka, confirming the LSN only after Kafka acknowledged them.',
+    )
     .command(['run', '$0'], 'tail the slot and publish to Kafka (the daemon)', (y) => withConfigOptions(y), handle(runCommand))
     .command('init', 'apply migrations/, create the publication and (with --slot) the slot if missing', (y) => withConfigOptions(y), handle(initCommand))
-    .command('status', 'slot and publication state, lag in bytes', (y) => withConfigOptions(y).option('json', { type: 'boolean', describe: 'print one JSON object' }), handle(statusCommand))
+    .command(
+      'status',
+      'slot and publication state, lag in bytes',
+      (y) => withConfigOptions(y).option('json', { type: 'boolean', describe: 'print one JSON object' }),
+      handle(statusCommand),
+    )
     .env(false)
     .strict()
     .help()

@@ -13,10 +13,7 @@ import { createKafkaSink } from '../sink/create-sink.js';
  * relay, and two-stage signal handling (first SIGTERM/SIGINT drains and
  * confirms, a second one exits at once).
  */
-export async function runDaemon(
-  config: RunConfig,
-  extras: Omit<RelayOptions, 'config' | 'logger'> & { logger?: Logger } = {},
-): Promise<number> {
+export async function runDaemon(config: RunConfig, extras: Omit<RelayOptions, 'config' | 'logger'> & { logger?: Logger } = {}): Promise<number> {
   const logger = extras.logger ?? createLogger(config.logLevel);
   logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
   const sinkFactory = extras.sinkFactory ?? createKafkaSink;

@@ -14,10 +14,7 @@ const bool = z.preprocess((v) => {
   if (['false', '0', 'no', 'off', ''].includes(s)) return false;
   return v;
 }, z.boolean());
-const list = z.preprocess(
-  (v) => (typeof v === 'string' ? v.split(',') : v),
-  z.array(z.string().trim().min(1)).min(1),
-);
+const list = z.preprocess((v) => (typeof v === 'string' ? v.split(',') : v), z.array(z.string().trim().min(1)).min(1));
 const identifier = z.string().trim().min(1);
 const policy = z.enum(['fail', 'dead-letter']);
 const path = z.string().trim().min(1);
@@ -78,7 +75,11 @@ export const configSchema = z
     maxInFlightBytes: int(1024).default(16 * 1024 * 1024),
     onOversize: policy.default('fail'),
     onMalformed: policy.default('fail'),
-    deadLetterTopic: z.string().trim().regex(/^[A-Za-z0-9._-]{1,249}$/, 'Kafka topic names use A-Z a-z 0-9 . _ - (at most 249)').optional(),
+    deadLetterTopic: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9._-]{1,249}$/, 'Kafka topic names use A-Z a-z 0-9 . _ - (at most 249)')
+      .optional(),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
     statusIntervalMs: int(100).default(1000),
     restartBackoffInitialMs: int(1).default(500),
@@ -131,8 +132,12 @@ export const configSchema = z
     if (c.saslMechanism && c.saslPassword === undefined && c.saslPasswordFile === undefined) {
       ctx.addIssue({ code: 'custom', path: ['saslPassword'], message: 'required with saslMechanism (or saslPasswordFile)' });
     }
-    for (const [cert, key] of [['pgSslcert', 'pgSslkey'], ['kafkaSslCert', 'kafkaSslKey']] as const) {
-      if ((c[cert] === undefined) !== (c[key] === undefined)) ctx.addIssue({ code: 'custom', path: [c[cert] ? key : cert], message: `${cert} and ${key} go together` });
+    for (const [cert, key] of [
+      ['pgSslcert', 'pgSslkey'],
+      ['kafkaSslCert', 'kafkaSslKey'],
+    ] as const) {
+      if ((c[cert] === undefined) !== (c[key] === undefined))
+        ctx.addIssue({ code: 'custom', path: [c[cert] ? key : cert], message: `${cert} and ${key} go together` });
     }
     if (c.pgSslmode === 'disable' && (c.pgSslrootcert || c.pgSslcert)) {
       ctx.addIssue({ code: 'custom', path: ['pgSslmode'], message: 'is disable, but TLS files are given' });

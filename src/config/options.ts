@@ -75,7 +75,8 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   replicationTimeoutMs: {
     type: 'number',
     group: 'Runtime',
-    describe: "Reconnect when PostgreSQL sent nothing on the replication connection for this long (a keepalive is requested at half of it), like wal_receiver_timeout; keep it at least the server's wal_sender_timeout; 0 = never",
+    describe:
+      "Reconnect when PostgreSQL sent nothing on the replication connection for this long (a keepalive is requested at half of it), like wal_receiver_timeout; keep it at least the server's wal_sender_timeout; 0 = never",
   },
   databaseUrlFile: { type: 'string', group: 'Source', describe: 'Read the PostgreSQL URL from this file (keeps the password out of argv and env)' },
   pgSslmode: {
@@ -91,9 +92,19 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   kafkaSslCa: { type: 'string', group: 'Kafka security', describe: 'CA certificate file (PEM) for the brokers (default: the system CAs)' },
   kafkaSslCert: { type: 'string', group: 'Kafka security', describe: 'Client certificate file (PEM) for mutual TLS, with --kafka-ssl-key' },
   kafkaSslKey: { type: 'string', group: 'Kafka security', describe: 'Client private key file (PEM)' },
-  saslMechanism: { type: 'string', group: 'Kafka security', choices: ['plain', 'scram-sha-256', 'scram-sha-512'], describe: 'SASL mechanism (use with --kafka-ssl: PLAIN sends the password in clear)' },
+  saslMechanism: {
+    type: 'string',
+    group: 'Kafka security',
+    choices: ['plain', 'scram-sha-256', 'scram-sha-512'],
+    describe: 'SASL mechanism (use with --kafka-ssl: PLAIN sends the password in clear)',
+  },
   saslUsername: { type: 'string', group: 'Kafka security', describe: 'SASL user name' },
-  saslPassword: { type: 'string', group: 'Kafka security', describe: 'SASL password (prefer --sasl-password-file or the env var: argv is visible in ps)', secret: true },
+  saslPassword: {
+    type: 'string',
+    group: 'Kafka security',
+    describe: 'SASL password (prefer --sasl-password-file or the env var: argv is visible in ps)',
+    secret: true,
+  },
   saslPasswordFile: { type: 'string', group: 'Kafka security', describe: 'Read the SASL password from this file' },
   metricsListen: { type: 'string', group: 'Observability', describe: 'Address of the /metrics, /healthz and /readyz HTTP endpoint, host:port, or off' },
   stallTimeoutMs: { type: 'number', group: 'Observability', describe: 'How long without a confirm while the slot lag grows before /healthz reports a stall' },

@@ -31,7 +31,11 @@ export function resolveConfig(sources: ConfigSources): RelayConfig {
   const origin = new Map<string, string>();
   const warn = sources.warn ?? warnOnStderr;
   const layer = (values: Record<string, unknown>, from: Origin, label: (k: string) => string) => {
-    for (const [key, value] of Object.entries(withoutDeprecated(values, (old, replacement) => warn(`${from} ${label(old)} is deprecated: use ${describeOption(replacement)} (it is converted for now)`)))) {
+    for (const [key, value] of Object.entries(
+      withoutDeprecated(values, (old, replacement) =>
+        warn(`${from} ${label(old)} is deprecated: use ${describeOption(replacement)} (it is converted for now)`),
+      ),
+    )) {
       if (value === undefined) continue;
       merged[key] = value;
       origin.set(key, `${from} ${label(deprecatedSource(values, key) ?? key)}`);

@@ -77,7 +77,10 @@ export class ClaimTransaction<P> {
         outcome = {
           ok: false,
           kind: 'handler',
-          error: new OutboxTailError('PG_ERROR', 'a statement failed inside the handler and the handler caught the error; the transaction was aborted and rolled back'),
+          error: new OutboxTailError(
+            'PG_ERROR',
+            'a statement failed inside the handler and the handler caught the error; the transaction was aborted and rolled back',
+          ),
           event: events.length === 1 ? events[0]! : null,
         };
       } else {

@@ -81,7 +81,9 @@ export function decodeRecord<P = unknown>(topic: string, partition: number, mess
     poison: { reason, id, key, topic, partition, offset: message.offset, headers },
   });
   if (id === null) {
-    return poison(`record has no "${idHeader}" header (or it is empty), so it cannot be deduplicated; it was not published by an outbox relay, or the producer dropped its headers`);
+    return poison(
+      `record has no "${idHeader}" header (or it is empty), so it cannot be deduplicated; it was not published by an outbox relay, or the producer dropped its headers`,
+    );
   }
   if (message.value === null || message.value === undefined) {
     return poison(`record for outbox id ${id} has no value (a tombstone?); outbox records always carry the payload`);

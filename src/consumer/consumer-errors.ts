@@ -14,7 +14,9 @@ export function isTransientPgError(error: unknown): boolean {
   if (NETWORK_ERROR_CODES.has(code)) return true;
   if (code.startsWith('08') || code.startsWith('57P') || code.startsWith('53')) return true;
   if (code === '40001' || code === '40P01') return true;
-  return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed|Connection is closed/i.test(message);
+  return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed|Connection is closed/i.test(
+    message,
+  );
 }
 
 export function errorMessage(error: unknown): string {

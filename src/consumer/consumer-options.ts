@@ -67,7 +67,11 @@ export function validateOptions<P>(options: IdempotentConsumerOptions<P>): Idemp
     throw invalid('brokers must be a non-empty list of host:port');
   }
   if (typeof options.groupId !== 'string' || options.groupId.trim() === '') throw invalid('groupId must be a non-empty string');
-  if (!Array.isArray(options.topics) || options.topics.length === 0 || options.topics.some((t) => !(typeof t === 'string' && t !== '') && !(t instanceof RegExp))) {
+  if (
+    !Array.isArray(options.topics) ||
+    options.topics.length === 0 ||
+    options.topics.some((t) => !(typeof t === 'string' && t !== '') && !(t instanceof RegExp))
+  ) {
     throw invalid('topics must be a non-empty list of topic names or RegExps');
   }
   const db = options.database as unknown;

@@ -76,11 +76,20 @@ export class FailurePolicyHandler {
     const { groupId, log, retry, signal } = this.o;
     const at = `${f.topic}/${f.partition}@${f.offset}`;
     if (this.o.policy === 'stop') {
-      const message = f.kind === 'poison' ? `consumer group ${groupId}: poison record at ${at}: ${f.reason}` : `consumer group ${groupId}: outbox id ${f.id} at ${at}: ${f.reason}`;
+      const message =
+        f.kind === 'poison'
+          ? `consumer group ${groupId}: poison record at ${at}: ${f.reason}`
+          : `consumer group ${groupId}: outbox id ${f.id} at ${at}: ${f.reason}`;
       this.o.fail(
         f.kind === 'poison'
-          ? new OutboxTailError('CONSUMER_POISON_RECORD', message, { exitCode: EXIT.BAD_INPUT, hint: 'fix or remove the record, or run with onFailure "dead-letter"' })
-          : new OutboxTailError('CONSUMER_HANDLER_FAILED', message, { cause: f.cause, hint: 'fix the handler or the data it needs and restart; its offset was not committed, so the record is retried' }),
+          ? new OutboxTailError('CONSUMER_POISON_RECORD', message, {
+              exitCode: EXIT.BAD_INPUT,
+              hint: 'fix or remove the record, or run with onFailure "dead-letter"',
+            })
+          : new OutboxTailError('CONSUMER_HANDLER_FAILED', message, {
+              cause: f.cause,
+              hint: 'fix the handler or the data it needs and restart; its offset was not committed, so the record is retried',
+            }),
       );
       return 'halt';
     }

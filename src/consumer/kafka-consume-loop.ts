@@ -10,8 +10,10 @@ import type { ConsumerStats } from './consumer-stats.js';
 import type { PartitionContext } from './partition-context.js';
 import type { RecordProcessor } from './record-processor.js';
 
-export interface KafkaConsumeLoopOptions<P>
-  extends Pick<IdempotentConsumerOptions<P>, 'groupId' | 'topics' | 'fromBeginning' | 'consumer' | 'partitionsConsumedConcurrently' | 'idHeader' | 'parsePayload' | 'batch'> {
+export interface KafkaConsumeLoopOptions<P> extends Pick<
+  IdempotentConsumerOptions<P>,
+  'groupId' | 'topics' | 'fromBeginning' | 'consumer' | 'partitionsConsumedConcurrently' | 'idHeader' | 'parsePayload' | 'batch'
+> {
   processor: RecordProcessor<P>;
   stats: ConsumerStats;
   log: Logger;

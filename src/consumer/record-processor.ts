@@ -43,7 +43,14 @@ export class RecordProcessor<P> {
       if (out.kind === 'handler') stats.handlerFailures += 1;
       else if (out.kind === 'transient') stats.transientRetries += 1;
       log.warn(
-        { topic: ctx.topic, partition: ctx.partition, fromOffset: events[0]!.offset, records: events.length, outboxId: out.kind === 'handler' ? out.event?.id : undefined, err: errorMessage(out.error) },
+        {
+          topic: ctx.topic,
+          partition: ctx.partition,
+          fromOffset: events[0]!.offset,
+          records: events.length,
+          outboxId: out.kind === 'handler' ? out.event?.id : undefined,
+          err: errorMessage(out.error),
+        },
         'batch transaction failed and was rolled back; applying its records one transaction each',
       );
     }
@@ -62,7 +69,10 @@ export class RecordProcessor<P> {
       const p = d.poison;
       log.error({ topic: p.topic, partition: p.partition, offset: p.offset, outboxId: p.id ?? undefined, reason: p.reason }, 'poison record');
       // Deterministic: retrying cannot help, so the failure policy applies at once.
-      return this.o.failures.settle({ id: p.id, reason: p.reason, cause: undefined, attempts: 1, kind: 'poison', key: p.key, topic: p.topic, partition: p.partition, offset: p.offset }, ctx);
+      return this.o.failures.settle(
+        { id: p.id, reason: p.reason, cause: undefined, attempts: 1, kind: 'poison', key: p.key, topic: p.topic, partition: p.partition, offset: p.offset },
+        ctx,
+      );
     }
     const event = d.event;
     let handlerFailures = 0;
@@ -113,10 +123,14 @@ export class RecordProcessor<P> {
         log.warn({ ...where, attempt: databaseFailures }, 'database error in the consumer transaction');
         if (databaseFailures >= retry.maxAttempts) {
           this.o.fail(
-            new OutboxTailError('PG_ERROR', `consumer group ${groupId}: the transaction for outbox id ${event.id} (${event.topic}/${event.partition}@${event.offset}) failed ${databaseFailures} time(s): ${errorMessage(out.error)}`, {
-              cause: out.error,
-              hint: `check that the ${this.o.claims.processedTable} table exists (migrations/0002_processed_messages.sql) and the role may write it`,
-            }),
+            new OutboxTailError(
+              'PG_ERROR',
+              `consumer group ${groupId}: the transaction for outbox id ${event.id} (${event.topic}/${event.partition}@${event.offset}) failed ${databaseFailures} time(s): ${errorMessage(out.error)}`,
+              {
+                cause: out.error,
+                hint: `check that the ${this.o.claims.processedTable} table exists (migrations/0002_processed_messages.sql) and the role may write it`,
+              },
+            ),
           );
           return 'halt';
         }

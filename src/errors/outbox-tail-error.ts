@@ -56,11 +56,7 @@ export class OutboxTailError extends Error {
   readonly hint: string | undefined;
   readonly exitCode: number;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options: { retriable?: boolean; hint?: string; cause?: unknown; exitCode?: number } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, options: { retriable?: boolean; hint?: string; cause?: unknown; exitCode?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'OutboxTailError';
     this.code = code;

@@ -40,7 +40,12 @@ export function classifyKafkaError(error: unknown, context: string): OutboxTailE
       cause: error,
     });
   }
-  if (names.has('KafkaJSConnectionError') || names.has('KafkaJSConnectionClosedError') || names.has('KafkaJSBrokerNotFound') || names.has('KafkaJSRequestTimeoutError')) {
+  if (
+    names.has('KafkaJSConnectionError') ||
+    names.has('KafkaJSConnectionClosedError') ||
+    names.has('KafkaJSBrokerNotFound') ||
+    names.has('KafkaJSRequestTimeoutError')
+  ) {
     return new OutboxTailError('KAFKA_UNREACHABLE', detail, {
       retriable: true,
       hint: 'check --brokers and that the Kafka brokers are up and reachable',

@@ -8,11 +8,12 @@ import type { Logger } from 'pino';
  * they go to debug so they do not alarm operators.
  */
 export function kafkajsLogCreator(logger: Logger, debugMessages: ReadonlySet<string> = new Set()): logCreator {
-  return () => ({ namespace, level, log: entry }) => {
-    const { message, timestamp: _t, logger: _l, ...extra } = entry;
-    const line = { kafkajs: namespace, ...extra };
-    if (level <= KafkaLogLevel.ERROR) logger.error(line, message);
-    else if (level === KafkaLogLevel.WARN && !debugMessages.has(message)) logger.warn(line, message);
-    else logger.debug(line, message);
-  };
+  return () =>
+    ({ namespace, level, log: entry }) => {
+      const { message, timestamp: _t, logger: _l, ...extra } = entry;
+      const line = { kafkajs: namespace, ...extra };
+      if (level <= KafkaLogLevel.ERROR) logger.error(line, message);
+      else if (level === KafkaLogLevel.WARN && !debugMessages.has(message)) logger.warn(line, message);
+      else logger.debug(line, message);
+    };
 }

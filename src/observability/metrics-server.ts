@@ -57,7 +57,11 @@ export async function startMetricsServer(options: { listen: string; registry: Re
       } else if (path === '/healthz' || path === '/readyz') {
         const h = options.health();
         const ok = path === '/healthz' ? h.healthy : h.ready;
-        const body = JSON.stringify({ status: ok ? 'ok' : path === '/healthz' ? 'unhealthy' : 'not ready', state: h.state, ...(h.reason ? { reason: h.reason } : {}) });
+        const body = JSON.stringify({
+          status: ok ? 'ok' : path === '/healthz' ? 'unhealthy' : 'not ready',
+          state: h.state,
+          ...(h.reason ? { reason: h.reason } : {}),
+        });
         res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : `${body}\n`);
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz or /readyz\n');

@@ -76,21 +76,40 @@ export class RelayObservability {
       // Relaying matters more than metrics: keep going, say so loudly. A
       // scraper sees the target down and a container HEALTHCHECK fails.
       this.log.error(
-        { event: 'metrics-unavailable', code: 'METRICS_LISTEN_FAILED', address: this.config.metricsListen, err: (error as NodeJS.ErrnoException).code ?? (error as Error).message },
+        {
+          event: 'metrics-unavailable',
+          code: 'METRICS_LISTEN_FAILED',
+          address: this.config.metricsListen,
+          err: (error as NodeJS.ErrnoException).code ?? (error as Error).message,
+        },
         `cannot serve metrics on --metrics-listen ${this.config.metricsListen}; relaying without /metrics, /healthz and /readyz (pick a free address, e.g. 127.0.0.1:0 for a random port, or off)`,
       );
       return;
     }
-    this.log.info({ event: 'metrics-listening', address: this.serverOrNull.address }, `metrics on http://${this.serverOrNull.address}/metrics, health on /healthz and /readyz`);
+    this.log.info(
+      { event: 'metrics-listening', address: this.serverOrNull.address },
+      `metrics on http://${this.serverOrNull.address}/metrics, health on /healthz and /readyz`,
+    );
     if (!isLoopback(host)) {
-      this.log.warn({ event: 'metrics-exposed', address: this.serverOrNull.address }, 'the metrics endpoint listens beyond loopback: restrict access to it (firewall, network policy)');
+      this.log.warn(
+        { event: 'metrics-exposed', address: this.serverOrNull.address },
+        'the metrics endpoint listens beyond loopback: restrict access to it (firewall, network policy)',
+      );
     }
   }
 
   health(): HealthReport {
     const state = this.stats?.state ?? 'starting';
     const stalled = this.monitor?.stall.isStalled ?? false;
-    const reason = stalled ? this.monitor!.stall.reason : state === 'stopped' ? 'the relay stopped' : state === 'standby' ? 'standby: another relay holds the slot' : state === 'streaming' ? null : `state ${state}`;
+    const reason = stalled
+      ? this.monitor!.stall.reason
+      : state === 'stopped'
+        ? 'the relay stopped'
+        : state === 'standby'
+          ? 'standby: another relay holds the slot'
+          : state === 'streaming'
+            ? null
+            : `state ${state}`;
     return {
       healthy: !stalled && state !== 'stopped',
       ready: !stalled && state === 'streaming',

@@ -54,8 +54,18 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
     registers: [registry],
   });
   mirroredCounter(registry, 'outbox_tail_dead_lettered_total', 'Records sent to the dead-letter topic instead of their own', () => stats.deadLettered);
-  mirroredCounter(registry, 'outbox_tail_transactions_confirmed_total', 'Transactions confirmed to PostgreSQL (every record acknowledged by Kafka)', () => stats.transactionsConfirmed);
-  mirroredCounter(registry, 'outbox_tail_events_received_total', 'Outbox rows decoded from the replication stream (replays after a restart count again)', () => stats.eventsReceived);
+  mirroredCounter(
+    registry,
+    'outbox_tail_transactions_confirmed_total',
+    'Transactions confirmed to PostgreSQL (every record acknowledged by Kafka)',
+    () => stats.transactionsConfirmed,
+  );
+  mirroredCounter(
+    registry,
+    'outbox_tail_events_received_total',
+    'Outbox rows decoded from the replication stream (replays after a restart count again)',
+    () => stats.eventsReceived,
+  );
 
   const batches = new Counter({ name: 'outbox_tail_batches_total', help: 'Kafka produce requests acknowledged (one sendBatch each)', registers: [registry] });
   const batchRecords = new Histogram({
@@ -118,8 +128,16 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
     },
   });
 
-  const lag = new Gauge({ name: 'outbox_tail_slot_lag_bytes', help: 'pg_current_wal_lsn() - confirmed_flush_lsn of the slot: WAL not yet confirmed', registers: [registry] });
-  const retained = new Gauge({ name: 'outbox_tail_slot_retained_wal_bytes', help: 'pg_current_wal_lsn() - restart_lsn of the slot: WAL the server keeps for it', registers: [registry] });
+  const lag = new Gauge({
+    name: 'outbox_tail_slot_lag_bytes',
+    help: 'pg_current_wal_lsn() - confirmed_flush_lsn of the slot: WAL not yet confirmed',
+    registers: [registry],
+  });
+  const retained = new Gauge({
+    name: 'outbox_tail_slot_retained_wal_bytes',
+    help: 'pg_current_wal_lsn() - restart_lsn of the slot: WAL the server keeps for it',
+    registers: [registry],
+  });
   const walStatus = new Gauge({
     name: 'outbox_tail_slot_wal_status',
     help: 'pg_replication_slots.wal_status of the slot: 1 for the current value ("missing" = no such slot)',
@@ -128,8 +146,16 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   });
   const slotActive = new Gauge({ name: 'outbox_tail_slot_active', help: '1 when a walsender (this relay or another) holds the slot', registers: [registry] });
   const pollErrors = new Counter({ name: 'outbox_tail_slot_poll_errors_total', help: 'Failed reads of pg_replication_slots', registers: [registry] });
-  const lastPoll = new Gauge({ name: 'outbox_tail_slot_last_poll_timestamp_seconds', help: 'Unix time of the last successful slot poll', registers: [registry] });
-  const stalled = new Gauge({ name: 'outbox_tail_stalled', help: '1 while the slot lag grows and nothing was confirmed for --stall-timeout-ms', registers: [registry] });
+  const lastPoll = new Gauge({
+    name: 'outbox_tail_slot_last_poll_timestamp_seconds',
+    help: 'Unix time of the last successful slot poll',
+    registers: [registry],
+  });
+  const stalled = new Gauge({
+    name: 'outbox_tail_stalled',
+    help: '1 while the slot lag grows and nothing was confirmed for --stall-timeout-ms',
+    registers: [registry],
+  });
   stalled.set(0);
 
   // Per-record hook: keep it cheap (a cached child per topic).

@@ -68,7 +68,12 @@ export class SlotMonitor {
         if (walStatus !== 'reserved' && walStatus !== null) {
           const level = walStatus === 'lost' || walStatus === 'missing' ? 'error' : 'warn';
           this.log[level](
-            { event: 'slot-wal-status', walStatus, retainedWalBytes: status.retainedWalBytes, code: walStatus === 'lost' ? 'SLOT_INVALIDATED' : walStatus === 'missing' ? 'SLOT_MISSING' : undefined },
+            {
+              event: 'slot-wal-status',
+              walStatus,
+              retainedWalBytes: status.retainedWalBytes,
+              code: walStatus === 'lost' ? 'SLOT_INVALIDATED' : walStatus === 'missing' ? 'SLOT_MISSING' : undefined,
+            },
             walStatus === 'missing'
               ? 'the replication slot does not exist'
               : `slot wal_status is ${walStatus}${walStatus === 'lost' ? ': WAL it needs was removed (see the runbook "slot invalidated")' : ': its WAL is beyond max_wal_size and may be removed (max_slot_wal_keep_size)'}`,
@@ -91,7 +96,10 @@ export class SlotMonitor {
     if (verdict.changed) {
       metrics.setStalled(verdict.stalled);
       if (verdict.stalled) {
-        this.log.error({ event: 'stall', code: 'STALLED', lagBytes, lsn: Lsn.format(stats.confirmedLsn), state: stats.state }, `relay stalled: ${verdict.reason}`);
+        this.log.error(
+          { event: 'stall', code: 'STALLED', lagBytes, lsn: Lsn.format(stats.confirmedLsn), state: stats.state },
+          `relay stalled: ${verdict.reason}`,
+        );
       } else {
         this.log.info({ event: 'stall-cleared', lagBytes, lsn: Lsn.format(stats.confirmedLsn), state: stats.state }, 'relay no longer stalled');
       }
@@ -100,7 +108,11 @@ export class SlotMonitor {
 
   private async connect(): Promise<pg.Client> {
     if (this.client) return this.client;
-    const client = new pg.Client({ ...pgConnection(this.options.config), application_name: 'outbox-tail-monitor', query_timeout: Math.max(5_000, this.options.config.slotPollIntervalMs) });
+    const client = new pg.Client({
+      ...pgConnection(this.options.config),
+      application_name: 'outbox-tail-monitor',
+      query_timeout: Math.max(5_000, this.options.config.slotPollIntervalMs),
+    });
     client.on('error', () => undefined); // a dropped connection fails the next query; reconnect then
     try {
       await client.connect();

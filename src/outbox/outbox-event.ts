@@ -42,6 +42,4 @@ export interface MalformedRow {
   txn: Transaction;
 }
 
-export type PipelineItem =
-  | { kind: 'event'; event: OutboxEvent }
-  | { kind: 'malformed'; row: MalformedRow };
+export type PipelineItem = { kind: 'event'; event: OutboxEvent } | { kind: 'malformed'; row: MalformedRow };

@@ -15,8 +15,12 @@ export function malformedRowRecord(row: MalformedRow, policy: BadRowPolicy, buil
 }
 
 export function malformedRowError(row: MalformedRow): OutboxTailError {
-  return new OutboxTailError('MALFORMED_ROW', `outbox row id=${row.id ?? '(unreadable)'} in ${row.table} is malformed: ${row.reason} (commit LSN ${Lsn.format(row.txn.commitLsn)}); the slot is not confirmed past it`, {
-    hint: 'fix the row or the --column-* mapping, or run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
-    exitCode: EXIT.BAD_INPUT,
-  });
+  return new OutboxTailError(
+    'MALFORMED_ROW',
+    `outbox row id=${row.id ?? '(unreadable)'} in ${row.table} is malformed: ${row.reason} (commit LSN ${Lsn.format(row.txn.commitLsn)}); the slot is not confirmed past it`,
+    {
+      hint: 'fix the row or the --column-* mapping, or run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
+      exitCode: EXIT.BAD_INPUT,
+    },
+  );
 }

@@ -23,9 +23,13 @@ export interface OversizeRecord {
 }
 
 export function oversizeError(record: OversizeRecord, cause: unknown): OutboxTailError {
-  return new OutboxTailError('MESSAGE_TOO_LARGE', `outbox row id=${record.id} (${record.bytes} bytes, topic ${record.topic}, commit LSN ${Lsn.format(record.txn.commitLsn)}) is larger than Kafka accepts; the slot is not confirmed past it`, {
-    hint: "raise the broker's or topic's max.message.bytes, or run with --on-oversize=dead-letter --dead-letter-topic=<topic>",
-    exitCode: EXIT.BAD_INPUT,
-    cause,
-  });
+  return new OutboxTailError(
+    'MESSAGE_TOO_LARGE',
+    `outbox row id=${record.id} (${record.bytes} bytes, topic ${record.topic}, commit LSN ${Lsn.format(record.txn.commitLsn)}) is larger than Kafka accepts; the slot is not confirmed past it`,
+    {
+      hint: "raise the broker's or topic's max.message.bytes, or run with --on-oversize=dead-letter --dead-letter-topic=<topic>",
+      exitCode: EXIT.BAD_INPUT,
+      cause,
+    },
+  );
 }

@@ -153,7 +153,10 @@ export class PublishingStage {
       } catch (error) {
         if (!isTooLarge(error)) throw error;
         const id = entry.event?.id ?? entry.malformed?.id ?? null;
-        logger.warn({ event: 'oversize', outboxId: id, bytes: entry.bytes, topic: record.topic, policy: policies.oversize.action }, 'record too large for Kafka');
+        logger.warn(
+          { event: 'oversize', outboxId: id, bytes: entry.bytes, topic: record.topic, policy: policies.oversize.action },
+          'record too large for Kafka',
+        );
         const decision = oversizeDecision(policies.oversize, entry.event !== null);
         if (decision.action === 'halt') return this.halt(oversizeError({ id, bytes: entry.bytes, topic: record.topic, txn: entry.txn }, error));
         const pointer = builder.deadLetter(entry.event!, `oversize: ${entry.bytes} bytes`, record.topic, decision.topic);

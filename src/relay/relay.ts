@@ -77,7 +77,10 @@ export class Relay {
         attempt++;
         const delay = backoffDelay(attempt, config.restartBackoffInitialMs, config.restartBackoffMaxMs);
         this.stats.state = 'reconnecting';
-        this.log.warn({ event: 'restart', code: error.code, attempt, delayMs: delay, err: error.message }, 'relay session failed; replaying from the slot after a delay');
+        this.log.warn(
+          { event: 'restart', code: error.code, attempt, delayMs: delay, err: error.message },
+          'relay session failed; replaying from the slot after a delay',
+        );
         await this.sleep(delay);
       } finally {
         this.session = null;

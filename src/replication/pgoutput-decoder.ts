@@ -182,10 +182,8 @@ export function decodePgoutput(buffer: Buffer): PgoutputMessage {
       return { tag: 'message', transactional: (flags & 1) === 1, lsn, prefix, content };
     }
     default:
-      throw new OutboxTailError(
-        'PROTOCOL_ERROR',
-        `unknown pgoutput message type 0x${tag.toString(16)} ('${String.fromCharCode(tag)}')`,
-        { hint: 'outbox-tail speaks pgoutput protocol version 1 without streaming; check the slot uses the pgoutput plugin' },
-      );
+      throw new OutboxTailError('PROTOCOL_ERROR', `unknown pgoutput message type 0x${tag.toString(16)} ('${String.fromCharCode(tag)}')`, {
+        hint: 'outbox-tail speaks pgoutput protocol version 1 without streaming; check the slot uses the pgoutput plugin',
+      });
   }
 }

@@ -87,10 +87,14 @@ export class StatusSender {
     if (timeout > 0 && silent >= timeout) {
       this.stop();
       this.options.onDead(
-        new OutboxTailError('PG_UNREACHABLE', `replication slot ${this.options.slot}: PostgreSQL sent nothing for ${Math.round(silent / 1000)} s on the replication connection; presuming it dead and reconnecting`, {
-          retriable: true,
-          hint: 'check the network path to PostgreSQL; --replication-timeout-ms sets how long a silent connection is trusted',
-        }),
+        new OutboxTailError(
+          'PG_UNREACHABLE',
+          `replication slot ${this.options.slot}: PostgreSQL sent nothing for ${Math.round(silent / 1000)} s on the replication connection; presuming it dead and reconnecting`,
+          {
+            retriable: true,
+            hint: 'check the network path to PostgreSQL; --replication-timeout-ms sets how long a silent connection is trusted',
+          },
+        ),
       );
       return;
     }

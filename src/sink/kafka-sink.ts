@@ -1,4 +1,14 @@
-import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type KafkaConfig, type Message, type Producer, type SASLOptions, type TopicMessages } from 'kafkajs';
+import {
+  CompressionTypes,
+  Kafka,
+  logLevel as KafkaLogLevel,
+  Partitioners,
+  type KafkaConfig,
+  type Message,
+  type Producer,
+  type SASLOptions,
+  type TopicMessages,
+} from 'kafkajs';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import type { KafkaSasl } from './kafka-security.js';
@@ -90,7 +100,12 @@ export class KafkaSink implements Sink {
   async metadata(topics: readonly string[] = []): Promise<ClusterMetadata> {
     // Its own client, quiet and with few retries: the caller (preflight) reports an
     // unreachable cluster itself, at once. An admin never creates topics.
-    const kafka = new Kafka({ ...connectionConfig(this.options), clientId: `${this.options.clientId}-metadata`, logLevel: KafkaLogLevel.NOTHING, retry: { retries: 2 } });
+    const kafka = new Kafka({
+      ...connectionConfig(this.options),
+      clientId: `${this.options.clientId}-metadata`,
+      logLevel: KafkaLogLevel.NOTHING,
+      retry: { retries: 2 },
+    });
     const admin = kafka.admin();
     try {
       await admin.connect();

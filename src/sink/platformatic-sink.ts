@@ -60,7 +60,10 @@ function closeQuietly(producer: PltProducer): Promise<void> {
   return new Promise((resolve) => producer.close(true, () => resolve()));
 }
 
-const PLT_SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const satisfies Record<KafkaSasl['mechanism'], PltSaslOptions['mechanism']>;
+const PLT_SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const satisfies Record<
+  KafkaSasl['mechanism'],
+  PltSaslOptions['mechanism']
+>;
 
 function pltSasl(sasl: KafkaSasl): PltSaslOptions {
   return { mechanism: PLT_SASL_MECHANISMS[sasl.mechanism], username: sasl.username, password: sasl.password };

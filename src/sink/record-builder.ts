@@ -28,7 +28,16 @@ export class RecordBuilder {
     const commitLsn = this.lsnText;
     const { id, eventType, aggregateType, aggregateId, createdAt } = event;
     // Sizes of the standard header names plus 2 per header, as in the loop below.
-    let bytes = RECORD_OVERHEAD + event.payload.length + aggregateId.length + STANDARD_HEADERS_SIZE + id.length + eventType.length + aggregateType.length + aggregateId.length + commitLsn.length;
+    let bytes =
+      RECORD_OVERHEAD +
+      event.payload.length +
+      aggregateId.length +
+      STANDARD_HEADERS_SIZE +
+      id.length +
+      eventType.length +
+      aggregateType.length +
+      aggregateId.length +
+      commitLsn.length;
     let headers: Record<string, string>;
     let userHeaders = false;
     for (const _ in event.headers) {

@@ -81,7 +81,10 @@ export async function createBenchDatabase(adminUrl: string): Promise<BenchDataba
   const drop = async () => {
     await withClient(adminUrl, async (c) => {
       for (let attempt = 0; ; attempt++) {
-        const slots = await c.query<{ slot_name: string; active_pid: number | null }>('select slot_name, active_pid from pg_replication_slots where database = $1', [name]);
+        const slots = await c.query<{ slot_name: string; active_pid: number | null }>(
+          'select slot_name, active_pid from pg_replication_slots where database = $1',
+          [name],
+        );
         if (slots.rows.length === 0) break;
         for (const s of slots.rows) if (s.active_pid !== null) await c.query('select pg_terminate_backend($1)', [s.active_pid]);
         try {

@@ -24,8 +24,17 @@ export async function recordCount(admin: Admin, topic: string): Promise<number> 
 }
 
 /** Reads the topic from the beginning until `count` records arrived: outbox id (header) -> append time (ms). */
-export async function readAppendTimes(kafka: Kafka, topic: string, count: number, timeoutMs = 120_000): Promise<{ times: Map<string, number>; records: number }> {
-  const consumer = kafka.consumer({ groupId: `bench-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`, maxWaitTimeInMs: 100, maxBytes: 50 * 1024 * 1024 });
+export async function readAppendTimes(
+  kafka: Kafka,
+  topic: string,
+  count: number,
+  timeoutMs = 120_000,
+): Promise<{ times: Map<string, number>; records: number }> {
+  const consumer = kafka.consumer({
+    groupId: `bench-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    maxWaitTimeInMs: 100,
+    maxBytes: 50 * 1024 * 1024,
+  });
   const times = new Map<string, number>();
   let records = 0;
   await consumer.connect();

@@ -20,7 +20,10 @@ export const kafkaSinkModule = () => load<typeof import('../../src/sink/kafka-si
 export const platformaticSinkModule = () => load<typeof import('../../src/sink/platformatic-sink.js')>('sink/platformatic-sink.js');
 
 /** The relay's sink for `client` (kafkajs or platformatic), compiled. */
-export async function benchSink(client: string, options: import('../../src/sink/kafka-sink-options.js').KafkaSinkOptions): Promise<import('../../src/sink/sink.js').Sink> {
+export async function benchSink(
+  client: string,
+  options: import('../../src/sink/kafka-sink-options.js').KafkaSinkOptions,
+): Promise<import('../../src/sink/sink.js').Sink> {
   if (client === 'platformatic') return new (await platformaticSinkModule()).PlatformaticKafkaSink(options);
   if (client === 'kafkajs') return new (await kafkaSinkModule()).KafkaSink(options);
   throw new Error(`unknown Kafka client ${client}`);

@@ -39,7 +39,9 @@ async function loadRecords(): Promise<SinkRecord[]> {
   const client = new pg.Client({ connectionString: args.databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<OutboxRowText>(`select ${OUTBOX_ROW_COLUMNS} from ${args.table} where aggregate_type = $1 order by ctid`, [args.aggregateType]);
+    const { rows } = await client.query<OutboxRowText>(`select ${OUTBOX_ROW_COLUMNS} from ${args.table} where aggregate_type = $1 order by ctid`, [
+      args.aggregateType,
+    ]);
     const builder = new RecordBuilder(args.topic);
     return rows.map((r) => builder.build(rowEvent(r, args.table)));
   } finally {
@@ -51,7 +53,14 @@ async function main(): Promise<void> {
   const records = await loadRecords();
   const batches = cutBatches(records, args.batchMaxMessages, args.batchMaxBytes);
   const logger = pino({ level: 'warn' });
-  const sink = await benchSink(args.kafkaClient, { brokers: args.brokers, clientId: 'outbox-tail-bench-kafka-limit', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger });
+  const sink = await benchSink(args.kafkaClient, {
+    brokers: args.brokers,
+    clientId: 'outbox-tail-bench-kafka-limit',
+    retries: 5,
+    connectTimeoutMs: 10_000,
+    allowAutoTopicCreation: false,
+    logger,
+  });
   await sink.connect();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();

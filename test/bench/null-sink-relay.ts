@@ -16,7 +16,16 @@ const { resolveConfig } = await resolveConfigModule();
 const config = resolveConfig({ env: process.env });
 if (!config.slot) throw new Error('OUTBOX_TAIL_SLOT is required');
 const sinks: NullSink[] = [];
-runDaemon({ ...config, slot: config.slot }, { sinkFactory: () => { const s = new NullSink(); sinks.push(s); return s; } }).then(
+runDaemon(
+  { ...config, slot: config.slot },
+  {
+    sinkFactory: () => {
+      const s = new NullSink();
+      sinks.push(s);
+      return s;
+    },
+  },
+).then(
   (code) => {
     const records = sinks.reduce((n, s) => n + s.records, 0);
     const batches = sinks.reduce((n, s) => n + s.batches, 0);

@@ -43,7 +43,14 @@ interface Row extends OutboxRowText {
 async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: args.databaseUrl });
   await client.connect();
-  const sink = await benchSink(args.kafkaClient, { brokers: args.brokers, clientId: 'outbox-tail-bench-polling', retries: 5, connectTimeoutMs: 10_000, allowAutoTopicCreation: false, logger: pino({ level: 'warn' }) });
+  const sink = await benchSink(args.kafkaClient, {
+    brokers: args.brokers,
+    clientId: 'outbox-tail-bench-polling',
+    retries: 5,
+    connectTimeoutMs: 10_000,
+    allowAutoTopicCreation: false,
+    logger: pino({ level: 'warn' }),
+  });
   await sink.connect();
   const builder = new RecordBuilder(args.topic);
   let stopping = false;

@@ -92,7 +92,9 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
   for (const file of positionals) {
     const s = summarise(JSON.parse(readFileSync(file, 'utf8')) as Profile, Number(values.top));
     const busy = s.totalMs - s.idleMs;
-    process.stdout.write(`\n${file}\n  wall ${s.totalMs} ms, busy ${busy} ms, idle ${s.idleMs} ms, GC ${s.gcMs} ms (${Math.round((100 * s.gcMs) / busy)}% of busy)\n`);
+    process.stdout.write(
+      `\n${file}\n  wall ${s.totalMs} ms, busy ${busy} ms, idle ${s.idleMs} ms, GC ${s.gcMs} ms (${Math.round((100 * s.gcMs) / busy)}% of busy)\n`,
+    );
     process.stdout.write('  self time by module:\n');
     for (const m of s.byModule) process.stdout.write(`    ${String(m.pct).padStart(5)}%  ${String(m.ms).padStart(6)} ms  ${m.module}\n`);
     process.stdout.write('  self time by function:\n');

@@ -18,7 +18,19 @@ import pg from 'pg';
 import { configDefaults } from '../../src/config/config-schema.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
-import { confirmedFlushLsn, createBenchDatabase, createSlot, currentWalLsn, dropSlot, insertBacklog, PAYLOAD_SQL, POLLING_TABLE, walsenderPid, withClient, type BenchDatabase } from './bench-db.js';
+import {
+  confirmedFlushLsn,
+  createBenchDatabase,
+  createSlot,
+  currentWalLsn,
+  dropSlot,
+  insertBacklog,
+  PAYLOAD_SQL,
+  POLLING_TABLE,
+  walsenderPid,
+  withClient,
+  type BenchDatabase,
+} from './bench-db.js';
 import { cpuWindow, processCpuSeconds, type CpuWindow } from '../support/proc-stats.js';
 import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
@@ -102,7 +114,12 @@ const opts = {
 if (!['kafkajs', 'platformatic'].includes(opts.kafkaClient)) throw new Error('--kafka-client must be kafkajs or platformatic');
 opts.relayEnv.OUTBOX_TAIL_KAFKA_CLIENT ??= opts.kafkaClient;
 for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; use ${SCENARIOS.join(',')}`);
-for (const [k, v] of [['events', opts.events], ['big-rows', opts.bigRows], ['steady-seconds', opts.steadySeconds], ['partitions', opts.partitions]] as const) {
+for (const [k, v] of [
+  ['events', opts.events],
+  ['big-rows', opts.bigRows],
+  ['steady-seconds', opts.steadySeconds],
+  ['partitions', opts.partitions],
+] as const) {
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
 }
 // The relay's batch settings (its defaults unless --relay-env sets them), also used by the Kafka limit and the polling baseline.
@@ -144,7 +161,11 @@ function spawnRelay(ctx: Ctx, name: string, slot: string, kind: 'relay' | 'null-
 }
 
 /** Polls (50 ms) until the topic holds `records` records (if given) and the slot confirmed `endLsn`. Returns the time both held. */
-async function waitDone(ctx: Ctx, what: string, target: { topic?: string; records?: number; slot?: string; endLsn?: Lsn; timeoutMs: number; proc?: BenchProcess }): Promise<{ doneAt: number; records: number }> {
+async function waitDone(
+  ctx: Ctx,
+  what: string,
+  target: { topic?: string; records?: number; slot?: string; endLsn?: Lsn; timeoutMs: number; proc?: BenchProcess },
+): Promise<{ doneAt: number; records: number }> {
   const deadline = Date.now() + target.timeoutMs;
   let records = 0;
   let kafkaDone = target.topic === undefined;
@@ -160,7 +181,8 @@ async function waitDone(ctx: Ctx, what: string, target: { topic?: string; record
     if (!confirmDone) confirmDone = (await confirmedFlushLsn(ctx.pg, target.slot!)) >= target.endLsn!;
     if (kafkaDone && confirmDone) return { doneAt: nowMs(), records };
     if (exited) throw new Error(`${what}: ${target.proc!.name} exited before it finished; stderr: ${target.proc!.stderr().slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not done within ${target.timeoutMs} ms (records ${records}/${target.records ?? '-'}, confirmed ${confirmDone})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not done within ${target.timeoutMs} ms (records ${records}/${target.records ?? '-'}, confirmed ${confirmDone})`);
     if (Date.now() - lastReport > 5_000) {
       lastReport = Date.now();
       log(`  ${what}: ${target.topic ? `${records}/${target.records} records in Kafka` : ''}${confirmDone ? ', confirmed' : ''}`);
@@ -249,11 +271,18 @@ async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: n
   const t0 = Date.now();
   await insertBacklog(ctx.db.url, 'outbox', type, events, perTxn);
   const endLsn = await currentWalLsn(ctx.pg);
-  log(`  backlog: ${events} rows in ${perTxn === 1 ? 'single-row' : `${perTxn}-row`} transactions written in ${((Date.now() - t0) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`);
+  log(
+    `  backlog: ${events} rows in ${perTxn === 1 ? 'single-row' : `${perTxn}-row`} transactions written in ${((Date.now() - t0) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`,
+  );
   return { type, topic, slots: names, endLsn };
 }
 
-async function decodeLimit(ctx: Ctx, backlog: Backlog, slot: string, events: number): Promise<{ events_per_sec: number; seconds: number; cpu_seconds: number; cpu: CpuWindow }> {
+async function decodeLimit(
+  ctx: Ctx,
+  backlog: Backlog,
+  slot: string,
+  events: number,
+): Promise<{ events_per_sec: number; seconds: number; cpu_seconds: number; cpu: CpuWindow }> {
   const proc = spawnRelay(ctx, 'decode-limit', slot, 'null-sink');
   try {
     // Timed from "streaming" (not from spawn): a stricter ceiling than the catch-up's own clock.
@@ -272,7 +301,11 @@ async function decodeLimit(ctx: Ctx, backlog: Backlog, slot: string, events: num
   }
 }
 
-async function kafkaLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<{ events_per_sec: number; seconds: number; client_us_per_event: number; broker_us_per_event: number | null }> {
+async function kafkaLimit(
+  ctx: Ctx,
+  backlog: Backlog,
+  events: number,
+): Promise<{ events_per_sec: number; seconds: number; client_us_per_event: number; broker_us_per_event: number | null }> {
   const topic = `${backlog.topic}_kafka_limit`;
   await createTopic(ctx.admin, topic, opts.partitions);
   const proc = spawnNode({
@@ -280,12 +313,25 @@ async function kafkaLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<{
     nodeArgs: ['--import', 'tsx'],
     script: `${ROOT}test/bench/kafka-limit.ts`,
     env: {
-      BENCH_ARGS: JSON.stringify({ databaseUrl: ctx.db.url, brokers: ctx.brokers, aggregateType: backlog.type, table: 'public.outbox', topic, batchMaxMessages: BATCH_MAX_MESSAGES, batchMaxBytes: BATCH_MAX_BYTES, kafkaClient: opts.kafkaClient }),
+      BENCH_ARGS: JSON.stringify({
+        databaseUrl: ctx.db.url,
+        brokers: ctx.brokers,
+        aggregateType: backlog.type,
+        table: 'public.outbox',
+        topic,
+        batchMaxMessages: BATCH_MAX_MESSAGES,
+        batchMaxBytes: BATCH_MAX_BYTES,
+        kafkaClient: opts.kafkaClient,
+      }),
     },
   });
   // The broker is idle while the helper loads its records, so a window over the whole process is the broker's cost of the sends.
   const broker0 = processCpuSeconds(ctx.brokerPid());
-  const line = (await proc.waitForLog((l) => l.event === 'kafka-limit', catchupTimeout(events))) as unknown as { events: number; seconds: number; cpuSeconds: number };
+  const line = (await proc.waitForLog((l) => l.event === 'kafka-limit', catchupTimeout(events))) as unknown as {
+    events: number;
+    seconds: number;
+    cpuSeconds: number;
+  };
   const broker1 = processCpuSeconds(ctx.brokerPid());
   await proc.exited;
   const inKafka = await recordCount(ctx.admin, topic);
@@ -417,7 +463,13 @@ async function quiesce(ctx: Ctx, table: string): Promise<void> {
 }
 
 /** Steady writer at `rate` against a running publisher (the relay or the polling baseline). */
-async function steady(ctx: Ctx, label: string, rate: number, table: string, start: (type: string, topic: string) => Promise<{ proc: BenchProcess; slot?: string }>): Promise<SteadyResult> {
+async function steady(
+  ctx: Ctx,
+  label: string,
+  rate: number,
+  table: string,
+  start: (type: string, topic: string) => Promise<{ proc: BenchProcess; slot?: string }>,
+): Promise<SteadyResult> {
   const type = `bench_${label}_${rate}_${ctx.runId}`;
   const topic = `outbox.event.${type}`;
   await createTopic(ctx.admin, topic, opts.partitions);
@@ -504,7 +556,10 @@ async function main(): Promise<void> {
   if (loadAtStart > 1) log(`warning: load average ${loadAtStart.toFixed(2)} before the run: other work on this machine will skew the numbers`);
   let stack: StackHandle | null = null;
   let databaseUrl = flags['database-url'];
-  let brokers = flags.brokers?.split(',').map((b) => b.trim()).filter(Boolean);
+  let brokers = flags.brokers
+    ?.split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
   if (!databaseUrl !== !brokers) throw new Error('give both --database-url and --brokers, or neither (a local stack is started)');
   let versions = { postgres: 'given', kafka: 'given' };
   if (!databaseUrl || !brokers) {
@@ -534,7 +589,9 @@ async function main(): Promise<void> {
         const decode = await decodeLimit(ctx, backlog, backlog.slots[1]!, events);
         log(`  decode limit (null sink): ${decode.events_per_sec} events/s (${decode.seconds} s from streaming); ${cpuLine(decode.cpu)}`);
         const kafkaL = await kafkaLimit(ctx, backlog, events);
-        log(`  Kafka limit (${opts.kafkaClient} alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s); CPU per event: client ${kafkaL.client_us_per_event} us, broker ${kafkaL.broker_us_per_event ?? '-'} us`);
+        log(
+          `  Kafka limit (${opts.kafkaClient} alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s); CPU per event: client ${kafkaL.client_us_per_event} us, broker ${kafkaL.broker_us_per_event ?? '-'} us`,
+        );
         result.limits = {
           decode_events_per_sec: decode.events_per_sec,
           kafka_events_per_sec: kafkaL.events_per_sec,
@@ -572,8 +629,12 @@ async function main(): Promise<void> {
       for (const rate of opts.rates) {
         const r = await steady(ctx, 'steady', rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}`, type));
         const sends = r.relay_sends;
-        const sendLine = sends ? `; ${sends.requests} produce requests of ${sends.mean_records} records, ${sends.mean_ms} ms mean, ${Math.round(sends.over_10ms * 100)}% > 10 ms, ${Math.round(sends.over_25ms * 100)}% > 25 ms; event-loop delay (10 ms sampler, raw) p99 ${sends.event_loop_p99_ms} ms, max ${sends.event_loop_max_ms} ms; ${sends.gc_major_count} major GCs, ${sends.gc_major_total_ms} ms` : '';
-        log(`  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}; ${cpuLine(r.cpu)}`);
+        const sendLine = sends
+          ? `; ${sends.requests} produce requests of ${sends.mean_records} records, ${sends.mean_ms} ms mean, ${Math.round(sends.over_10ms * 100)}% > 10 ms, ${Math.round(sends.over_25ms * 100)}% > 25 ms; event-loop delay (10 ms sampler, raw) p99 ${sends.event_loop_p99_ms} ms, max ${sends.event_loop_max_ms} ms; ${sends.gc_major_count} major GCs, ${sends.gc_major_total_ms} ms`
+          : '';
+        log(
+          `  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}; ${cpuLine(r.cpu)}`,
+        );
         out.push(r);
       }
       result.steady = out;
@@ -606,7 +667,9 @@ async function main(): Promise<void> {
           await p.waitForLog((l) => l.event === 'ready');
           return { proc: p };
         });
-        log(`  polling ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s); ${cpuLine(r.cpu, 'poller')}`);
+        log(
+          `  polling ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s); ${cpuLine(r.cpu, 'poller')}`,
+        );
         steadyOut.push(r);
       }
       result.polling_baseline = { catchup_events_per_sec: catchupRate, steady: steadyOut };
@@ -621,7 +684,13 @@ async function main(): Promise<void> {
   if (ceiling) {
     (result.limits as Record<string, unknown>).machine_events_per_sec = ceiling.events_per_sec;
     (result.limits as Record<string, unknown>).machine_us_per_event = ceiling.parts;
-    log(`machine ceiling: ${ceiling.events_per_sec} events/s if all ${cpus().length} cores did nothing but this (${ceiling.us_per_event} us of CPU per event: ${Object.entries(ceiling.parts).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    log(
+      `machine ceiling: ${ceiling.events_per_sec} events/s if all ${cpus().length} cores did nothing but this (${ceiling.us_per_event} us of CPU per event: ${Object.entries(
+        ceiling.parts,
+      )
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+    );
   }
   result.targets = targets(result);
   result.env = {
@@ -661,7 +730,10 @@ interface Verdict {
  * Kafka client from the Kafka limit, the walsender, broker and rest from the
  * catch-up). An upper bound: it assumes perfect overlap and no idle time.
  */
-function machineCeiling(catchup: CatchupResult | undefined, limits: Record<string, unknown> | undefined): { events_per_sec: number; us_per_event: number; parts: Record<string, number> } | null {
+function machineCeiling(
+  catchup: CatchupResult | undefined,
+  limits: Record<string, unknown> | undefined,
+): { events_per_sec: number; us_per_event: number; parts: Record<string, number> } | null {
   const decodeRelay = (limits?.decode_cpu as CpuWindow | undefined)?.us_per_event.relay;
   const client = limits?.kafka_client_us_per_event as number | undefined;
   const u = catchup?.cpu.us_per_event;
@@ -680,7 +752,11 @@ function targets(r: Record<string, unknown>): Verdict[] {
   if (catchup) out.push({ target: 'catchup >= 50,000 events/s', value: `${catchup.events_per_sec}`, ok: catchup.events_per_sec >= 50_000 });
   if (catchup && limits) {
     const ceiling = Math.min(limits.decode_events_per_sec, limits.kafka_events_per_sec);
-    out.push({ target: 'catchup >= 0.6 x min(decode, kafka)', value: `${round(catchup.events_per_sec / ceiling, 2)} x ${ceiling}`, ok: catchup.events_per_sec >= 0.6 * ceiling });
+    out.push({
+      target: 'catchup >= 0.6 x min(decode, kafka)',
+      value: `${round(catchup.events_per_sec / ceiling, 2)} x ${ceiling}`,
+      ok: catchup.events_per_sec >= 0.6 * ceiling,
+    });
   }
   const at5k = steadyR?.find((s) => s.rate === 5000);
   if (at5k) out.push({ target: 'steady 5,000/s p99 <= 15 ms', value: `${at5k.p99_ms} ms`, ok: at5k.p99_ms <= 15 });
@@ -691,7 +767,12 @@ function targets(r: Record<string, unknown>): Verdict[] {
     ...(steadyR ?? []).map((s) => s.peak_rss_mb),
   ];
   if (rss.length) out.push({ target: 'relay peak RSS <= 150 MB (every scenario)', value: `${Math.max(...rss)} MB`, ok: Math.max(...rss) <= 150 });
-  if (catchup && polling) out.push({ target: 'beats polling: catch-up', value: `${catchup.events_per_sec} vs ${polling.catchup_events_per_sec}`, ok: catchup.events_per_sec > polling.catchup_events_per_sec });
+  if (catchup && polling)
+    out.push({
+      target: 'beats polling: catch-up',
+      value: `${catchup.events_per_sec} vs ${polling.catchup_events_per_sec}`,
+      ok: catchup.events_per_sec > polling.catchup_events_per_sec,
+    });
   for (const s of steadyR ?? []) {
     const p = polling?.steady.find((x) => x.rate === s.rate);
     if (p) out.push({ target: `beats polling: p99 at ${s.rate}/s`, value: `${s.p99_ms} vs ${p.p99_ms} ms`, ok: s.p99_ms < p.p99_ms });
@@ -713,15 +794,21 @@ function table(r: Record<string, unknown>): string {
     rows.push([`limit: Kafka (${opts.kafkaClient} alone)`, c(limits.kafka_events_per_sec), c(limits.kafka_seconds), '-', '-', '-', '-']);
   }
   if (big) rows.push([`big_txn (${big.rows} rows)`, c(Math.round(big.rows / big.seconds)), c(big.seconds), '-', '-', '-', c(big.peak_rss_mb)]);
-  for (const s of (r.steady as SteadyResult[] | undefined) ?? []) rows.push([`steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), c(s.peak_rss_mb)]);
+  for (const s of (r.steady as SteadyResult[] | undefined) ?? [])
+    rows.push([`steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), c(s.peak_rss_mb)]);
   const polling = r.polling_baseline as { catchup_events_per_sec: number; steady: SteadyResult[] } | undefined;
   if (polling) {
     rows.push(['polling: catchup', c(polling.catchup_events_per_sec), '-', '-', '-', '-', '-']);
-    for (const s of polling.steady) rows.push([`polling: steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), '-']);
+    for (const s of polling.steady)
+      rows.push([`polling: steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), '-']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
-  const lines = [fmt(rows[0]!), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.slice(1).map(fmt)];
+  const lines = [
+    fmt(rows[0]!),
+    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...rows.slice(1).map(fmt),
+  ];
   const verdicts = (r.targets as Verdict[]).map((v) => `  ${v.ok ? 'PASS' : 'FAIL'}  ${v.target}: ${v.value}`);
   return `${lines.join('\n')}\n\ntargets:\n${verdicts.join('\n')}\n`;
 }

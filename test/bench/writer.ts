@@ -28,7 +28,15 @@ export interface WriterResult {
 export const nowMs = () => performance.timeOrigin + performance.now();
 
 /** Writes `rate` rows/s for `warmupSeconds + seconds`; only rows issued after the warm-up are timed. */
-export async function runWriter(options: { url: string; table: string; aggregateType: string; rate: number; seconds: number; warmupSeconds?: number; connections?: number }): Promise<WriterResult> {
+export async function runWriter(options: {
+  url: string;
+  table: string;
+  aggregateType: string;
+  rate: number;
+  seconds: number;
+  warmupSeconds?: number;
+  connections?: number;
+}): Promise<WriterResult> {
   const connections = options.connections ?? 4;
   const clients: pg.Client[] = [];
   for (let i = 0; i < connections; i++) {
@@ -59,11 +67,10 @@ export async function runWriter(options: { url: string; table: string; aggregate
     pending[pick]!++;
     // One statement at a time per connection (pg 9 drops its implicit queue): chain them.
     const client = clients[pick]!;
-    const p = chains[pick]!
-      .then(() => {
-        if (timed) commitTimes.set(id, nowMs());
-        return client.query({ name: 'bench_insert', text, values: [id, options.aggregateType, n] });
-      })
+    const p = chains[pick]!.then(() => {
+      if (timed) commitTimes.set(id, nowMs());
+      return client.query({ name: 'bench_insert', text, values: [id, options.aggregateType, n] });
+    })
       .then(
         () => {
           committed++;

@@ -135,7 +135,9 @@ describe(`relay image ${relayImage()}`, () => {
     const stopped = await inspectContainer(relay.container.getId());
     relay.logs.replace(await containerLogs(relay.container.getId()));
     const events = relay.logs.events();
-    report(`stop: exit ${stopped.exitCode} after ${drainMs} ms (rows written when SIGTERM was sent: ${writtenAtStop}); log events ${[...new Set(events)].join(',')}`);
+    report(
+      `stop: exit ${stopped.exitCode} after ${drainMs} ms (rows written when SIGTERM was sent: ${writtenAtStop}); log events ${[...new Set(events)].join(',')}`,
+    );
     expect(stopped.running).toBe(false);
     expect(stopped.exitCode, relay.logs.lines.slice(-20).join('\n')).toBe(0);
     expect(events).toContain('shutdown');
@@ -151,7 +153,9 @@ describe(`relay image ${relayImage()}`, () => {
     const seen = collector.distinctIds();
     const confirmedRows = writer.rows.filter((r) => r.lsnAfterCommit <= confirmed!);
     const missing = confirmedRows.filter((r) => !seen.has(r.id));
-    report(`confirmed_flush_lsn ${Lsn.format(confirmed!)}: ${confirmedRows.length} rows at or below it, ${missing.length} missing in Kafka; ${seen.size} of ${writer.rows.length} rows in Kafka after the stop`);
+    report(
+      `confirmed_flush_lsn ${Lsn.format(confirmed!)}: ${confirmedRows.length} rows at or below it, ${missing.length} missing in Kafka; ${seen.size} of ${writer.rows.length} rows in Kafka after the stop`,
+    );
     expect(missing.map((r) => r.id)).toEqual([]);
     await removeContainer(relay.container.getId());
 
@@ -160,7 +164,9 @@ describe(`relay image ${relayImage()}`, () => {
     const tReplay = Date.now();
     relay = await startRelayContainer(s, { command: ['run'], env });
     await collector.waitForDistinct(writer.rows.length, 60_000);
-    report(`second container: ${writer.rows.length - inKafkaBefore} rows left in the slot, all ${writer.rows.length} rows in Kafka ${Date.now() - tReplay} ms after its start`);
+    report(
+      `second container: ${writer.rows.length - inKafkaBefore} rows left in the slot, all ${writer.rows.length} rows in Kafka ${Date.now() - tReplay} ms after its start`,
+    );
     const written = writer.ids();
     expect(seen.size).toBe(written.size);
     expect([...seen].filter((x) => !written.has(x))).toEqual([]);
@@ -169,7 +175,9 @@ describe(`relay image ${relayImage()}`, () => {
     const second = await inspectContainer(relay.container.getId());
     relay.logs.replace(await containerLogs(relay.container.getId()));
     expect(relay.logs.events()).toContain('drained');
-    report(`second stop: exit ${second.exitCode} after ${Date.now() - tStop2} ms; ${collector.records.length} records, ${seen.size} distinct ids = ${written.size} rows written`);
+    report(
+      `second stop: exit ${second.exitCode} after ${Date.now() - tStop2} ms; ${collector.records.length} records, ${seen.size} distinct ids = ${written.size} rows written`,
+    );
     expect(second.exitCode, relay.logs.lines.slice(-20).join('\n')).toBe(0);
     await removeContainer(relay.container.getId());
   });

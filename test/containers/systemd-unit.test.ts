@@ -211,14 +211,17 @@ describe(`systemd unit docker/outbox-tail.service in ${IMAGE}`, () => {
       return v === 'running' || v === 'degraded' ? v : undefined;
     });
     const bootMs = Date.now() - tCreate;
-    if (state !== 'running') throw new Error(`systemd is ${state}: ${await sh('systemctl --failed --no-pager; journalctl -b -p warning -o cat --no-pager | tail -n 30')}`);
+    if (state !== 'running')
+      throw new Error(`systemd is ${state}: ${await sh('systemctl --failed --no-pager; journalctl -b -p warning -o cat --no-pager | tail -n 30')}`);
     report(`systemd booted (is-system-running: running) ${bootMs} ms after podman create`);
     const modes = await sh('stat -c "%a %U %n" /etc/outbox-tail/credentials /etc/outbox-tail/credentials/* /etc/outbox-tail/outbox-tail.env');
     expect(modes).toMatch(/^700 root \/etc\/outbox-tail\/credentials$/m);
     expect(modes).toMatch(/^600 root \/etc\/outbox-tail\/credentials\/database-url$/m);
 
     // Table, publication and slot: the package's init, as root, once.
-    await sh('set -a; . /etc/outbox-tail/outbox-tail.env; OUTBOX_TAIL_DATABASE_URL_FILE=/etc/outbox-tail/credentials/database-url node /opt/outbox-tail/bin/outbox-tail.js init');
+    await sh(
+      'set -a; . /etc/outbox-tail/outbox-tail.env; OUTBOX_TAIL_DATABASE_URL_FILE=/etc/outbox-tail/credentials/database-url node /opt/outbox-tail/bin/outbox-tail.js init',
+    );
     writer = await new OutboxWriter(s.host.databaseUrl, AGGREGATE).connect();
     collector = await new KafkaCollector(s.host.brokers).start([TOPIC]);
 
@@ -257,10 +260,18 @@ describe(`systemd unit docker/outbox-tail.service in ${IMAGE}`, () => {
     expect(creds).toMatch(/^5[0-7]0 root \/run\/credentials\/outbox-tail\.service$/m);
     expect(creds).toMatch(/^4[0-7]0 root \/run\/credentials\/outbox-tail\.service\/database-url$/m);
     expect(creds).toMatch(/^4[0-7]0 root \/run\/credentials\/outbox-tail\.service\/sasl-password$/m);
-    const exposure = /Overall exposure level for outbox-tail\.service:\s*([\d.]+)/.exec(await sh('systemd-analyze security outbox-tail --no-pager 2>&1 | tail -n 3'))?.[1];
+    const exposure = /Overall exposure level for outbox-tail\.service:\s*([\d.]+)/.exec(
+      await sh('systemd-analyze security outbox-tail --no-pager 2>&1 | tail -n 3'),
+    )?.[1];
     // systemd's own lines about the unit (not the relay's JSON) that say a directive was not applied.
-    const refused = (await sh('journalctl -b --no-pager -o cat | grep -v "^{" | grep "outbox-tail" | grep -i -E "not supported|ignoring|prohibited|refus|failed to set up" || true')).trim();
-    report(`sandbox: uid ${uid}, CapEff 0, NoNewPrivs 1, seccomp 2, / ro, private /tmp and /dev, hidepid; exposure ${exposure}; refused/ignored directives: ${refused || 'none'}`);
+    const refused = (
+      await sh(
+        'journalctl -b --no-pager -o cat | grep -v "^{" | grep "outbox-tail" | grep -i -E "not supported|ignoring|prohibited|refus|failed to set up" || true',
+      )
+    ).trim();
+    report(
+      `sandbox: uid ${uid}, CapEff 0, NoNewPrivs 1, seccomp 2, / ro, private /tmp and /dev, hidepid; exposure ${exposure}; refused/ignored directives: ${refused || 'none'}`,
+    );
     expect(refused, 'systemd refused or ignored a directive of the unit').toBe('');
 
     // The host's cgroup trees: systemd wrote only below the container's own cgroup.
@@ -277,7 +288,9 @@ describe(`systemd unit docker/outbox-tail.service in ${IMAGE}`, () => {
     await waitFor('the restarted relay streaming', 60_000, async () => (await countEvent('streaming')) >= 2);
     await writer.stopBackground();
     await collector.waitForDistinct(writer.rows.length, 60_000);
-    report(`kill -9 ${pid}: restarted as ${back.MainPID} after ${restartDelayMs.toFixed(0)} ms (NRestarts ${first.NRestarts} -> ${back.NRestarts}); all ${writer.rows.length} rows in Kafka`);
+    report(
+      `kill -9 ${pid}: restarted as ${back.MainPID} after ${restartDelayMs.toFixed(0)} ms (NRestarts ${first.NRestarts} -> ${back.NRestarts}); all ${writer.rows.length} rows in Kafka`,
+    );
     expect(restartDelayMs).toBeGreaterThanOrEqual(5_000);
     expect(restartDelayMs).toBeLessThan(15_000);
 
@@ -312,7 +325,9 @@ describe(`systemd unit docker/outbox-tail.service in ${IMAGE}`, () => {
     const confirmed = await confirmedFlushLsn(s.host.databaseUrl, SLOT);
     const seen = collector.distinctIds();
     const missing = writer.rows.filter((r) => r.lsnAfterCommit <= confirmed! && !seen.has(r.id));
-    report(`confirmed_flush_lsn ${Lsn.format(confirmed!)}: ${missing.length} confirmed rows missing; ${seen.size} of ${writer.rows.length} rows in Kafka after the stop`);
+    report(
+      `confirmed_flush_lsn ${Lsn.format(confirmed!)}: ${missing.length} confirmed rows missing; ${seen.size} of ${writer.rows.length} rows in Kafka after the stop`,
+    );
     expect(missing.map((r) => r.id)).toEqual([]);
     await sh('systemctl start outbox-tail');
     await collector.waitForDistinct(writer.rows.length, 60_000);

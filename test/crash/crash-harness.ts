@@ -153,11 +153,20 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
   let naiveWriter: Child | null = null;
   try {
     await createOrdersTable(admin);
-    await admin.query('create table shipments (id bigserial primary key, order_id bigint not null, event_id text not null, cancelled boolean not null default false)');
+    await admin.query(
+      'create table shipments (id bigserial primary key, order_id bigint not null, event_id text not null, cancelled boolean not null default false)',
+    );
     await createSlot(db.url, slot);
 
     const relayEnv = { OUTBOX_TAIL_TOPIC: `${run}.{aggregate_type}`, ...options.relayEnv };
-    const newRelay = () => startRelay({ databaseUrl: db.url, brokers: options.stack.brokers, slot, env: relayEnv, ...(options.relayVariant ? { variant: options.relayVariant } : {}) });
+    const newRelay = () =>
+      startRelay({
+        databaseUrl: db.url,
+        brokers: options.stack.brokers,
+        slot,
+        env: relayEnv,
+        ...(options.relayVariant ? { variant: options.relayVariant } : {}),
+      });
     const consumerEnv = { CRASH_BROKERS: options.stack.brokers.join(','), CRASH_DATABASE_URL: db.url, CRASH_TOPIC: topic, CRASH_GROUP: group };
     const newConsumer = () => (consumerMode === 'none' ? null : spawnTs('test/crash/consumer-process.ts', [consumerMode], consumerEnv));
 
@@ -172,8 +181,15 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       const orders = await count('select count(*) as n from orders');
       const outbox = await count('select count(*) as n from outbox');
       const shipments = await count('select count(*) as n from shipments');
-      const [lag] = (await admin.query<{ lag: string | null }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = $1', [slot])).rows;
-      log(`kill #${k}${what}: orders=${orders} outbox=${outbox} kafka_records=${collector.records.length} distinct_ids=${collector.distinctIds().size} confirmed_lag_bytes=${lag?.lag ?? '-'} shipments=${shipments}`);
+      const [lag] = (
+        await admin.query<{ lag: string | null }>(
+          'select pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = $1',
+          [slot],
+        )
+      ).rows;
+      log(
+        `kill #${k}${what}: orders=${orders} outbox=${outbox} kafka_records=${collector.records.length} distinct_ids=${collector.distinctIds().size} confirmed_lag_bytes=${lag?.lag ?? '-'} shipments=${shipments}`,
+      );
     };
 
     // --- the writer -------------------------------------------------------------
@@ -193,7 +209,12 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         // A transaction the application rolls back: its outbox row must never reach Kafka.
         await client.query('begin');
         await client.query('insert into orders(id, customer, amount_cents) values ($1, $2, 1)', [10_000_000 + id, 'rolled-back']);
-        await writeOutboxEvent(client, { aggregateType: 'order', aggregateId: String(10_000_000 + id), eventType: 'OrderCreated', payload: { orderId: 10_000_000 + id } });
+        await writeOutboxEvent(client, {
+          aggregateType: 'order',
+          aggregateId: String(10_000_000 + id),
+          eventType: 'OrderCreated',
+          payload: { orderId: 10_000_000 + id },
+        });
         await client.query('rollback');
         rolledBack++;
       }
@@ -242,7 +263,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     // --- the kills --------------------------------------------------------------
     let relayKills = 0;
     let consumerKills = 0;
-    const consumerKillAt = new Set(Array.from({ length: options.consumerKills }, (_, j) => Math.max(1, Math.round(((j + 1) * options.kills) / (options.consumerKills + 1)))));
+    const consumerKillAt = new Set(
+      Array.from({ length: options.consumerKills }, (_, j) => Math.max(1, Math.round(((j + 1) * options.kills) / (options.consumerKills + 1)))),
+    );
     for (let k = 1; k <= options.kills; k++) {
       // Kill 0.3-0.7 s into the relay's streaming (a restart itself takes about a second
       // under load: counting from the spawn, most kills would hit a relay still starting).
@@ -335,7 +358,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     const cancelledOrders = await count(`select count(*) as n from orders where status = 'cancelled'`);
     const shipments = await count('select count(*) as n from shipments');
     const shipmentsCancelled = await count('select count(*) as n from shipments where cancelled');
-    const processedIds = new Set((await rows('select message_id from processed_messages where consumer_group = $1', [group])).map((r) => r.message_id as string));
+    const processedIds = new Set(
+      (await rows('select message_id from processed_messages where consumer_group = $1', [group])).map((r) => r.message_id as string),
+    );
     const kafkaIds = collector.distinctIds();
     let lost = 0;
     let phantoms = 0;
@@ -404,7 +429,10 @@ export function formatResult(r: CrashResult): string {
     ['lost', r.lost],
     ['phantoms', r.phantoms],
     ['order violations', r.order_violations],
-    ['cancelled: orders / outbox / in kafka / processed / shipments', `${r.cancelled.orders} / ${r.cancelled.outbox} / ${r.cancelled.distinct_ids} / ${r.cancelled.processed} / ${r.cancelled.shipments}`],
+    [
+      'cancelled: orders / outbox / in kafka / processed / shipments',
+      `${r.cancelled.orders} / ${r.cancelled.outbox} / ${r.cancelled.distinct_ids} / ${r.cancelled.processed} / ${r.cancelled.shipments}`,
+    ],
     ['rolled-back transactions (never sent)', r.rolled_back_transactions],
     ['relay kills / consumer kills', `${r.relay_kills} / ${r.consumer_kills}`],
     ['seconds', r.seconds],

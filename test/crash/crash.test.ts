@@ -53,7 +53,15 @@ describe('negative controls: the recount catches each broken design, every run',
 
   it('(2) a relay that confirms on receipt loses what it had not published when killed', async () => {
     // Records wait 2 s to be batched: every kill (0.3-0.7 s apart) lands while some are received but unpublished.
-    const r = await run({ orders: 200, kills: 5, consumerKills: 0, seed: 13, consumerMode: 'none', relayVariant: 'confirm-on-receipt', relayEnv: { OUTBOX_TAIL_BATCH_MAX_WAIT_MS: '2000' } });
+    const r = await run({
+      orders: 200,
+      kills: 5,
+      consumerKills: 0,
+      seed: 13,
+      consumerMode: 'none',
+      relayVariant: 'confirm-on-receipt',
+      relayEnv: { OUTBOX_TAIL_BATCH_MAX_WAIT_MS: '2000' },
+    });
     expect(r.lost).toBeGreaterThan(0);
     expect(r.passed).toBe(false);
   });

@@ -88,7 +88,12 @@ async function startStandby(opts: { image: string; primaryPort: number; dbname: 
     .withLabels({ [OWNER_LABEL]: String(process.pid) })
     .withNetworkMode(opts.networkMode)
     .withExposedPorts({ container: 5432, host: port })
-    .withEnvironment({ PRIMARY_CONNINFO: conninfo, PG_ARGS: Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`).join(' ') })
+    .withEnvironment({
+      PRIMARY_CONNINFO: conninfo,
+      PG_ARGS: Object.entries(settings)
+        .map(([k, v]) => `-c ${k}=${v}`)
+        .join(' '),
+    })
     .withEntrypoint(['bash', '-c'])
     .withCommand([script])
     .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept read-only connections/))
@@ -143,7 +148,10 @@ async function main(): Promise<number> {
     if (stack.provider !== 'testcontainers') throw new Error(`needs the testcontainers stack (bin/with-engine.sh), got ${stack.provider}`);
     const primaryPort = Number(new URL(stack.databaseUrl).port);
     const db = await createTestDatabase(stack);
-    const [version] = await q<{ num: string; v: string }>(db.url, `select current_setting('server_version_num') as num, current_setting('server_version') as v`);
+    const [version] = await q<{ num: string; v: string }>(
+      db.url,
+      `select current_setting('server_version_num') as num, current_setting('server_version') as v`,
+    );
     if (Number(version!.num) < 170000) throw new Error(`needs PostgreSQL 17+, the stack runs ${version!.v}`);
     log(`primary PostgreSQL ${version!.v} on 127.0.0.1:${primaryPort}, database ${db.name}`);
 
@@ -156,10 +164,18 @@ async function main(): Promise<number> {
     if (init.code !== 0) throw new Error(`init --failover-slot failed: ${init.stderr}`);
     log(init.stdout.trim().split('\n').at(-1)!);
 
-    standby = await startStandby({ image: stack.images!.postgres, primaryPort, dbname: db.name, networkMode: process.env.OUTBOX_TAIL_TC_NETWORK_MODE_STANDBY ?? 'slirp4netns:allow_host_loopback=true' });
+    standby = await startStandby({
+      image: stack.images!.postgres,
+      primaryPort,
+      dbname: db.name,
+      networkMode: process.env.OUTBOX_TAIL_TC_NETWORK_MODE_STANDBY ?? 'slirp4netns:allow_host_loopback=true',
+    });
     const standbyUrl = standby.url;
     log(`standby streaming from ${HOST_FROM_CONTAINER}:${primaryPort}, on 127.0.0.1:${standby.port}`);
-    const [conf] = await q<{ conninfo: string; slot: string }>(standbyUrl, `select current_setting('primary_conninfo') as conninfo, current_setting('primary_slot_name') as slot`);
+    const [conf] = await q<{ conninfo: string; slot: string }>(
+      standbyUrl,
+      `select current_setting('primary_conninfo') as conninfo, current_setting('primary_slot_name') as slot`,
+    );
     log(`standby primary_slot_name=${conf!.slot}, primary_conninfo has dbname: ${/dbname=/.test(conf!.conninfo)}`);
 
     const type = uniqueName('fo');
@@ -182,13 +198,26 @@ async function main(): Promise<number> {
       return row && row.synced && !row.temporary ? row : undefined;
     });
     log(`standby: slot ${slot} synced=${synced.synced} failover=${synced.failover} temporary=${synced.temporary} confirmed_flush_lsn=${synced.confirmed}`);
-    const [primarySlot] = await q<{ failover: boolean; confirmed: string }>(db.url, `select failover, confirmed_flush_lsn::text as confirmed from pg_replication_slots where slot_name = $1`, [slot]);
+    const [primarySlot] = await q<{ failover: boolean; confirmed: string }>(
+      db.url,
+      `select failover, confirmed_flush_lsn::text as confirmed from pg_replication_slots where slot_name = $1`,
+      [slot],
+    );
 
     // A relay pointed at the standby too early (before the promotion): what does it say?
     const early = startRelay({ databaseUrl: standbyUrl, brokers: stack.brokers, slot, env: relayEnv });
     relays.push(early);
     const earlyExit = await Promise.race([early.exited, sleep(30_000).then(() => null)]);
-    const earlyLine = early.stderr().split('\n').find((l) => l.startsWith('outbox-tail:')) ?? early.logs.filter((l) => l.level !== 'raw').slice(-1).map((l) => JSON.stringify(l))[0] ?? '';
+    const earlyLine =
+      early
+        .stderr()
+        .split('\n')
+        .find((l) => l.startsWith('outbox-tail:')) ??
+      early.logs
+        .filter((l) => l.level !== 'raw')
+        .slice(-1)
+        .map((l) => JSON.stringify(l))[0] ??
+      '';
     log(`relay on the standby before promotion: exit ${earlyExit ? earlyExit.code : 'none within 30 s'}: ${earlyLine}`);
     await early.kill('SIGKILL');
 
@@ -225,14 +254,21 @@ async function main(): Promise<number> {
     if (inherited!.v !== '') {
       await sleep(5_000);
       blockedBySynchronizedStandbySlots = collector.distinctIds().size === kafkaBeforeReset;
-      log(`new primary inherited synchronized_standby_slots = '${inherited!.v}'; ids in Kafka ${kafkaBeforeReset} -> ${collector.distinctIds().size} after 5 s more: ${blockedBySynchronizedStandbySlots ? 'held back' : 'flowing'}; resetting it`);
+      log(
+        `new primary inherited synchronized_standby_slots = '${inherited!.v}'; ids in Kafka ${kafkaBeforeReset} -> ${collector.distinctIds().size} after 5 s more: ${blockedBySynchronizedStandbySlots ? 'held back' : 'flowing'}; resetting it`,
+      );
       await q(standbyUrl, 'alter system reset synchronized_standby_slots');
       await q(standbyUrl, 'select pg_reload_conf()');
     }
     const [count] = await q<{ n: string }>(standbyUrl, 'select count(*) as n from outbox where aggregate_type = $1', [type]);
     const committed = Number(count!.n);
     await until(`${committed} distinct ids in Kafka`, 60_000, async () => collector.distinctIds().size >= committed).catch((error) => {
-      log(`relay on the new primary, last log lines:\n${second.logs.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${second.stderr().slice(-2000)}`);
+      log(
+        `relay on the new primary, last log lines:\n${second.logs
+          .slice(-15)
+          .map((l) => JSON.stringify(l))
+          .join('\n')}\n${second.stderr().slice(-2000)}`,
+      );
       throw error;
     });
     await sleep(1_000);

@@ -36,7 +36,9 @@ export const RELAY_PASSWORD = 'faults-s3cret-pw';
 /** The role the relays log in as, created with RELAY_PASSWORD (servers with password auth check it). */
 export const RELAY_ROLE = 'faults_relay';
 
-export async function startFaultStack(options: { log?: (line: string) => void; postgresSettings?: Record<string, string>; kafkaSettings?: Record<string, string> } = {}): Promise<FaultStack> {
+export async function startFaultStack(
+  options: { log?: (line: string) => void; postgresSettings?: Record<string, string>; kafkaSettings?: Record<string, string> } = {},
+): Promise<FaultStack> {
   const log = options.log ?? (() => undefined);
   // The target is not known until the broker has its listener port.
   const kafkaProxy = await TcpProxy.start({ host: '127.0.0.1', port: 9 });
@@ -57,7 +59,8 @@ export async function startFaultStack(options: { log?: (line: string) => void; p
   const proxies: TcpProxy[] = [kafkaProxy];
   try {
     const relayListener = stack.kafkaListeners?.[RELAY_LISTENER]?.[0];
-    if (!relayListener) throw new Error(`the ${stack.provider} stack has no ${RELAY_LISTENER} listener: the fault suite needs a stack it starts (native or testcontainers)`);
+    if (!relayListener)
+      throw new Error(`the ${stack.provider} stack has no ${RELAY_LISTENER} listener: the fault suite needs a stack it starts (native or testcontainers)`);
     const [kHost, kPort] = relayListener.split(':') as [string, string];
     kafkaProxy.retarget({ host: kHost, port: Number(kPort) });
     log(`kafka listener ${RELAY_LISTENER} advertised through the proxy ${kafkaProxy.address} -> ${relayListener}`);

@@ -16,7 +16,9 @@ const log = (line: string) => console.log(line);
 beforeAll(async () => {
   fs = await startFaultStack({ log: (l) => console.log(`[stack] ${l}`) });
   const { provider, versions, images } = fs.stack;
-  console.log(`stack: ${provider} postgres=${versions.postgres} kafka=${versions.kafka}${images ? ` images=${images.postgres},${images.kafka}` : ''} (faults project)`);
+  console.log(
+    `stack: ${provider} postgres=${versions.postgres} kafka=${versions.kafka}${images ? ` images=${images.postgres},${images.kafka}` : ''} (faults project)`,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -24,7 +26,9 @@ afterAll(async () => {
 });
 
 function report(r: ScenarioResult): ScenarioResult {
-  console.log(`${r.name}: ${r.passed ? 'PASS' : 'FAIL'} in ${r.seconds} s: lost ${r.lost}, duplicates ${r.duplicates}, phantoms ${r.phantoms}, recovery ${r.recovery_seconds} s\n  ${r.detail}`);
+  console.log(
+    `${r.name}: ${r.passed ? 'PASS' : 'FAIL'} in ${r.seconds} s: lost ${r.lost}, duplicates ${r.duplicates}, phantoms ${r.phantoms}, recovery ${r.recovery_seconds} s\n  ${r.detail}`,
+  );
   return r;
 }
 

@@ -313,7 +313,9 @@ export class FaultRun {
       if (id && want.has(id)) appended.set(id, Math.min(appended.get(id) ?? Infinity, r.timestamp));
     }
     const last = Math.max(healedAt, ...appended.values());
-    this.log(`recovery: last id appended ${((last - healedAt) / 1000).toFixed(1)} s after the heal, read by the collector after ${((Date.now() - healedAt) / 1000).toFixed(1)} s`);
+    this.log(
+      `recovery: last id appended ${((last - healedAt) / 1000).toFixed(1)} s after the heal, read by the collector after ${((Date.now() - healedAt) / 1000).toFixed(1)} s`,
+    );
     return (last - healedAt) / 1000;
   }
 
@@ -385,7 +387,11 @@ export class FaultRun {
       const deadline = Date.now() + 300_000;
       const created = (await this.query<{ id: string }>(`select id::text from outbox where event_type = 'OrderCreated'`)).map((r) => r.id);
       // Everything in the consumer's topic gets processed (dead-lettered rows are not in it).
-      const inTopic = new Set(uniqueRecords(this.collector.records).filter((r) => r.topic === this.topic && r.headers.id).map((r) => r.headers.id!)).size;
+      const inTopic = new Set(
+        uniqueRecords(this.collector.records)
+          .filter((r) => r.topic === this.topic && r.headers.id)
+          .map((r) => r.headers.id!),
+      ).size;
       // One transaction per record is slow: wait as long as the consumer makes progress.
       let last = -1;
       let progressAt = Date.now();
@@ -398,7 +404,9 @@ export class FaultRun {
           progressAt = Date.now();
         }
         if (Date.now() - progressAt > 60_000 || Date.now() > deadline) {
-          this.log(`consumer: ${n} of ${inTopic} processed, no progress for 60 s (restarts ${this.consumer.restarts}); output:\n${this.consumer.output.slice(-1500)}`);
+          this.log(
+            `consumer: ${n} of ${inTopic} processed, no progress for 60 s (restarts ${this.consumer.restarts}); output:\n${this.consumer.output.slice(-1500)}`,
+          );
           break;
         }
         await sleep(300);
@@ -443,9 +451,13 @@ export class FaultRun {
       this.check(`I4 no duplicates before the first fault (${dups} among ${early.length} records)`, dups === 0);
     }
     this.check(`I5 per-key order (violations ${c.order_violations})`, c.order_violations === 0);
-    this.check(`I6 integrity (violations ${c.integrity_violations}${c.integrityExamples.length ? `: ${c.integrityExamples.join('; ')}` : ''})`, c.integrity_violations === 0);
+    this.check(
+      `I6 integrity (violations ${c.integrity_violations}${c.integrityExamples.length ? `: ${c.integrityExamples.join('; ')}` : ''})`,
+      c.integrity_violations === 0,
+    );
     this.check(`I7 LSN safety (confirmed past an unacknowledged transaction: ${c.lsn_violations})`, c.lsn_violations === 0);
-    if (expect.deadLettered !== undefined) this.check(`I10 dead-lettered with a reason: ${c.dead_lettered} of ${expect.deadLettered}`, c.dead_lettered === expect.deadLettered);
+    if (expect.deadLettered !== undefined)
+      this.check(`I10 dead-lettered with a reason: ${c.dead_lettered} of ${expect.deadLettered}`, c.dead_lettered === expect.deadLettered);
     const leaks = this.secretsLeaked();
     this.check(`I12 no secret or payload in relay logs/argv${leaks.length ? ` (${leaks.join('; ')})` : ''}`, leaks.length === 0);
   }
@@ -455,7 +467,9 @@ export class FaultRun {
     const countsText = c
       ? `committed ${c.committed}, kafka records ${c.kafka_records}, delivered ${c.delivered}, dead-lettered ${c.dead_lettered}, duplicates ${c.duplicates}, order violations ${c.order_violations}, integrity violations ${c.integrity_violations}, lsn violations ${c.lsn_violations}${c.effect_violations !== null ? `, effect violations ${c.effect_violations}` : ''}`
       : '';
-    const detail = [countsText, ...this.notes, failed.length ? `FAILED: ${failed.join(' | ')}` : `${this.checks.length} checks passed`].filter(Boolean).join('; ');
+    const detail = [countsText, ...this.notes, failed.length ? `FAILED: ${failed.join(' | ')}` : `${this.checks.length} checks passed`]
+      .filter(Boolean)
+      .join('; ');
     const { lostIds: _l, lsnViolationIds: _v, integrityExamples: _e, ...counts } = c ?? ({} as Counts);
     return {
       name: this.options.name,

@@ -93,7 +93,8 @@ export function recount(input: {
     if (r.headers.event_type !== row.event_type) problems.push('event_type');
     if (row.headers) {
       for (const [k, v] of Object.entries(JSON.parse(row.headers) as Record<string, unknown>)) {
-        if (typeof v === 'string' && !['id', 'event_type', 'aggregate_type', 'aggregate_id', 'created_at', 'commit_lsn'].includes(k) && r.headers[k] !== v) problems.push(`header ${k}`);
+        if (typeof v === 'string' && !['id', 'event_type', 'aggregate_type', 'aggregate_id', 'created_at', 'commit_lsn'].includes(k) && r.headers[k] !== v)
+          problems.push(`header ${k}`);
       }
     }
     if (problems.length > 0) {

@@ -33,7 +33,9 @@ const selected = only.length > 0 ? only.map(scenario) : SCENARIOS;
 
 const t0 = Date.now();
 const fs = await startFaultStack({ log: (l) => human(`  ${l}`) });
-human(`fault stack: postgres ${fs.stack.versions.postgres}, kafka ${fs.stack.versions.kafka}; relay paths via proxies pg ${fs.pgProxy.address}, kafka ${fs.kafkaProxy.address}`);
+human(
+  `fault stack: postgres ${fs.stack.versions.postgres}, kafka ${fs.stack.versions.kafka}; relay paths via proxies pg ${fs.pgProxy.address}, kafka ${fs.kafkaProxy.address}`,
+);
 const results: ScenarioResult[] = [];
 let extra: Record<string, unknown> = {};
 try {
@@ -47,17 +49,30 @@ try {
       human(`\n=== ${s.name}: ${s.title}`);
       const result = await s.run({ fs, log: human, ...(argv.variant ? { variant: argv.variant as FaultVariant } : {}) });
       results.push(result);
-      human(`--- ${s.name}: ${result.passed ? 'PASS' : 'FAIL'} in ${result.seconds} s: lost ${result.lost}, duplicates ${result.duplicates}, phantoms ${result.phantoms}, recovery ${result.recovery_seconds} s\n    ${result.detail}`);
+      human(
+        `--- ${s.name}: ${result.passed ? 'PASS' : 'FAIL'} in ${result.seconds} s: lost ${result.lost}, duplicates ${result.duplicates}, phantoms ${result.phantoms}, recovery ${result.recovery_seconds} s\n    ${result.detail}`,
+      );
     }
   }
 } finally {
   await fs.stop();
 }
 const passed = results.length > 0 && results.every((r) => r.passed);
-human(`\n${results.map((r) => `  ${r.passed ? 'PASS' : 'FAIL'}  ${r.name.padEnd(18)} ${String(r.seconds).padStart(6)} s  lost ${r.lost}  duplicates ${r.duplicates}  phantoms ${r.phantoms}  recovery ${r.recovery_seconds} s`).join('\n')}`);
+human(
+  `\n${results.map((r) => `  ${r.passed ? 'PASS' : 'FAIL'}  ${r.name.padEnd(18)} ${String(r.seconds).padStart(6)} s  lost ${r.lost}  duplicates ${r.duplicates}  phantoms ${r.phantoms}  recovery ${r.recovery_seconds} s`).join('\n')}`,
+);
 human(`faults: ${passed ? 'PASS' : 'FAIL'} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 if (argv.json) {
-  const scenarios = results.map(({ name, passed: p, lost, duplicates, phantoms, recovery_seconds, detail, ...rest }) => ({ name, passed: p, lost, duplicates, phantoms, recovery_seconds, detail, ...rest }));
+  const scenarios = results.map(({ name, passed: p, lost, duplicates, phantoms, recovery_seconds, detail, ...rest }) => ({
+    name,
+    passed: p,
+    lost,
+    duplicates,
+    phantoms,
+    recovery_seconds,
+    detail,
+    ...rest,
+  }));
   process.stdout.write(`${JSON.stringify({ scenarios, passed, seconds: Math.round((Date.now() - t0) / 1000), ...extra })}\n`);
 }
 process.exit(passed ? 0 : 1);

@@ -26,14 +26,25 @@ export interface Scenario {
   run(options: ScenarioOptions): Promise<ScenarioResult>;
 }
 
-async function withRun(options: ScenarioOptions, name: string, extra: Omit<FaultRunOptions, 'fs' | 'log' | 'name'>, body: (run: FaultRun) => Promise<ScenarioResult>): Promise<ScenarioResult> {
+async function withRun(
+  options: ScenarioOptions,
+  name: string,
+  extra: Omit<FaultRunOptions, 'fs' | 'log' | 'name'>,
+  body: (run: FaultRun) => Promise<ScenarioResult>,
+): Promise<ScenarioResult> {
   const run = await FaultRun.create({ fs: options.fs, log: options.log, name, ...extra, ...(options.variant ? { patienceMs: 15_000 } : {}) });
   try {
     return await body(run);
   } catch (error) {
     run.check(`scenario ran to the end (${(error as Error).message.split('\n')[0]})`, false);
     run.log((error as Error).stack ?? String(error));
-    for (const r of run.relays) run.log(`relay ${r.pid} (exit ${r.child.exitCode ?? r.child.signalCode ?? 'running'}) last lines:\n${r.logs.slice(-15).map((l) => JSON.stringify(l)).join('\n')}\n${r.stderr().slice(-1500)}`);
+    for (const r of run.relays)
+      run.log(
+        `relay ${r.pid} (exit ${r.child.exitCode ?? r.child.signalCode ?? 'running'}) last lines:\n${r.logs
+          .slice(-15)
+          .map((l) => JSON.stringify(l))
+          .join('\n')}\n${r.stderr().slice(-1500)}`,
+      );
     await options.fs.repair().catch(() => undefined);
     return run.result(await run.count().catch(() => null), 0);
   } finally {
@@ -89,7 +100,9 @@ const kafkaKill: Scenario = {
         const healed = Date.now();
         const r = await run.recovered(healed);
         recovery = Math.max(recovery, r);
-        run.log(`kill #${k}: broker down ${seconds(healed - down)} s, recovered ${r.toFixed(1)} s after restart; confirmed while down ${confirmedWhileDown === null ? '-' : Lsn.format(confirmedWhileDown)}`);
+        run.log(
+          `kill #${k}: broker down ${seconds(healed - down)} s, recovered ${r.toFixed(1)} s after restart; confirmed while down ${confirmedWhileDown === null ? '-' : Lsn.format(confirmedWhileDown)}`,
+        );
       }
       run.check('the relay kept running through the broker kills (it blocks, it does not exit)', run.alive(relay));
       // Blocking is either kafkajs retrying the send until the broker is back, or (past its retries)
@@ -98,7 +111,9 @@ const kafkaKill: Scenario = {
       const kafkaRestarts = run.restarts(relay).filter((r) => r.code.startsWith('KAFKA'));
       const c = await run.settle();
       run.checkCounts(c);
-      run.note(`${kills} broker kills, ${kafkaRestarts.length} session restarts (${[...new Set(kafkaRestarts.map((r) => r.code))].join(', ')}), writer ${run.writer?.stats.created} orders`);
+      run.note(
+        `${kills} broker kills, ${kafkaRestarts.length} session restarts (${[...new Set(kafkaRestarts.map((r) => r.code))].join(', ')}), writer ${run.writer?.stats.created} orders`,
+      );
       return run.result(c, recovery);
     }),
 };
@@ -129,13 +144,18 @@ const postgresRestart: Scenario = {
       run.check('the relay kept running through the restarts', run.alive(relay));
       const restarts = run.restarts(relay);
       const maxAttempt = Math.max(0, ...restarts.map((r) => r.attempt));
-      run.check(`the relay reconnected with backoff (${restarts.length} restarts, up to attempt ${maxAttempt})`, restarts.length >= modes.length && maxAttempt >= 2);
+      run.check(
+        `the relay reconnected with backoff (${restarts.length} restarts, up to attempt ${maxAttempt})`,
+        restarts.length >= modes.length && maxAttempt >= 2,
+      );
       const grows = restarts.every((r, i) => i === 0 || r.attempt !== restarts[i - 1]!.attempt + 1 || r.delayMs >= restarts[i - 1]!.delayMs * 0.5);
       run.check('backoff delays grow across consecutive failed attempts', grows);
       const c = await run.settle();
       run.checkCounts(c, { duplicates: 'allowed' });
       const delays = restarts.map((r) => r.delayMs);
-      run.note(`${modes.length} restarts (${modes.join(', ')}), ${restarts.length} session restarts up to attempt ${maxAttempt}, backoff delays ${Math.min(...delays)}-${Math.max(...delays)} ms; writer ${run.writer?.stats.created} orders, ${run.writer?.stats.errors} failed writes`);
+      run.note(
+        `${modes.length} restarts (${modes.join(', ')}), ${restarts.length} session restarts up to attempt ${maxAttempt}, backoff delays ${Math.min(...delays)}-${Math.max(...delays)} ms; writer ${run.writer?.stats.created} orders, ${run.writer?.stats.errors} failed writes`,
+      );
       return run.result(c, recovery);
     }),
 };
@@ -146,7 +166,8 @@ const WAL_SENDER_TIMEOUT = '2s';
 
 const relayPause: Scenario = {
   name: 'relay-sigstop',
-  title: 'Relay paused with SIGSTOP for longer than wal_sender_timeout, then SIGCONT: it notices the dead connection, reconnects, never confirms a stale position',
+  title:
+    'Relay paused with SIGSTOP for longer than wal_sender_timeout, then SIGCONT: it notices the dead connection, reconnects, never confirms a stale position',
   run: (o) =>
     withRun(o, 'relay-sigstop', {}, async (run) => {
       const fs = o.fs;
@@ -183,7 +204,9 @@ const relayPause: Scenario = {
           run.check(`pause #${p}: the relay noticed the dead connection and streams again`, reconnected);
           const r = await run.recovered(resumed);
           recovery = Math.max(recovery, r);
-          run.log(`pause #${p}: stopped ${seconds(resumed - stopped)} s, walsender released: ${released}, confirmed during pause ${confirmedDuringPause === null ? '-' : Lsn.format(confirmedDuringPause)}, recovered ${r.toFixed(1)} s after SIGCONT`);
+          run.log(
+            `pause #${p}: stopped ${seconds(resumed - stopped)} s, walsender released: ${released}, confirmed during pause ${confirmedDuringPause === null ? '-' : Lsn.format(confirmedDuringPause)}, recovered ${r.toFixed(1)} s after SIGCONT`,
+          );
         }
         run.check('the relay is still running', run.alive(relay));
         const c = await run.settle();
@@ -206,7 +229,16 @@ const networkCut: Scenario = {
       o,
       'network-cut',
       // Small in-flight limits, so a stuck broker fills them and the relay must stop reading.
-      { proxied: true, consumer: !o.variant, relayEnv: { OUTBOX_TAIL_MAX_IN_FLIGHT_MESSAGES: '2000', OUTBOX_TAIL_MAX_IN_FLIGHT_BYTES: '4000000', OUTBOX_TAIL_CONNECT_TIMEOUT_MS: '3000', OUTBOX_TAIL_REPLICATION_TIMEOUT_MS: '10000' } },
+      {
+        proxied: true,
+        consumer: !o.variant,
+        relayEnv: {
+          OUTBOX_TAIL_MAX_IN_FLIGHT_MESSAGES: '2000',
+          OUTBOX_TAIL_MAX_IN_FLIGHT_BYTES: '4000000',
+          OUTBOX_TAIL_CONNECT_TIMEOUT_MS: '3000',
+          OUTBOX_TAIL_REPLICATION_TIMEOUT_MS: '10000',
+        },
+      },
       async (run) => {
         const fs = o.fs;
         // The walsender of a cut connection holds the slot until wal_sender_timeout: keep that short.
@@ -302,10 +334,12 @@ const standbyTakeover: Scenario = {
         run.check(`round ${k}: the standby did not stream while the active relay held the slot`, !standby.logs.some(isStreaming));
         await active.kill('SIGKILL');
         const killed = Date.now();
-        const took = await standby.waitForLog((l) => l.event === 'takeover', 60_000).then(
-          () => (Date.now() - killed) / 1000,
-          () => Infinity,
-        );
+        const took = await standby
+          .waitForLog((l) => l.event === 'takeover', 60_000)
+          .then(
+            () => (Date.now() - killed) / 1000,
+            () => Infinity,
+          );
         takeovers.push(took);
         run.check(`round ${k}: the standby took over within ${BOUND_S} s (${took.toFixed(1)} s)`, took <= BOUND_S);
         const r = await run.recovered(killed);
@@ -329,7 +363,8 @@ const standbyTakeover: Scenario = {
 
 const slotLost: Scenario = {
   name: 'slot-lost',
-  title: 'Slot dropped while running, and slot invalidated by max_slot_wal_keep_size: the relay exits non-zero saying what happened and what to do; it never recreates the slot',
+  title:
+    'Slot dropped while running, and slot invalidated by max_slot_wal_keep_size: the relay exits non-zero saying what happened and what to do; it never recreates the slot',
   run: (o) =>
     withRun(o, 'slot-lost', {}, async (run) => {
       const fs = o.fs;
@@ -357,7 +392,10 @@ const slotLost: Scenario = {
       const exitedAfter = (Date.now() - dropped) / 1000;
       const stderr = relay.stderr();
       run.check(`(drop) the relay exited non-zero (${JSON.stringify(exit)}) within 60 s`, exit !== null && exit.code !== 0 && exit.code !== null);
-      run.check('(drop) the message says the slot does not exist and what to do', /SLOT_MISSING/.test(stderr) && /does not exist/.test(stderr) && /events since may be lost|runbook/i.test(stderr));
+      run.check(
+        '(drop) the message says the slot does not exist and what to do',
+        /SLOT_MISSING/.test(stderr) && /does not exist/.test(stderr) && /events since may be lost|runbook/i.test(stderr),
+      );
       await sleep(2_000);
       const [again] = await run.query('select 1 from pg_replication_slots where slot_name = $1', [run.slot]);
       run.check('(drop) the slot was not recreated', again === undefined);
@@ -397,7 +435,10 @@ const slotLost: Scenario = {
         const err2 = relay2.stderr();
         const [state] = await run.query<{ wal_status: string | null }>('select wal_status from pg_replication_slots where slot_name = $1', [slot2]);
         run.check(`(invalidated) the relay exited non-zero (${JSON.stringify(exit2)})`, exit2 !== null && exit2.code !== 0 && exit2.code !== null);
-        run.check('(invalidated) the message says the slot was invalidated and what to do', /SLOT_INVALIDATED/.test(err2) && /max_slot_wal_keep_size|invalidated/i.test(err2) && /runbook|new slot/i.test(err2));
+        run.check(
+          '(invalidated) the message says the slot was invalidated and what to do',
+          /SLOT_INVALIDATED/.test(err2) && /max_slot_wal_keep_size|invalidated/i.test(err2) && /runbook|new slot/i.test(err2),
+        );
         run.check(`(invalidated) the slot is still there, lost, not recreated (wal_status ${state?.wal_status})`, state?.wal_status === 'lost');
         run.note(`invalidated after ${walMb.toFixed(0)} MB of WAL with max_slot_wal_keep_size=64MB: exit ${exit2?.code}: ${firstLine(err2)}`);
         await holder.query('commit');
@@ -411,7 +452,10 @@ const slotLost: Scenario = {
       const c = await run.count();
       const delivered = run.collector.distinctIds();
       const lostBefore = [...before, ...expected2].filter((id) => !delivered.has(id)).length;
-      run.check(`I1 everything committed before each fault was delivered (${before.length} before the drop, ${expected2.length} on the second slot before its invalidation; lost ${lostBefore})`, lostBefore === 0 && expected2.length > 0);
+      run.check(
+        `I1 everything committed before each fault was delivered (${before.length} before the drop, ${expected2.length} on the second slot before its invalidation; lost ${lostBefore})`,
+        lostBefore === 0 && expected2.length > 0,
+      );
       run.check(`I2 no phantom (phantoms ${c.phantoms})`, c.phantoms === 0);
       run.check(`I7 LSN safety (${c.lsn_violations})`, c.lsn_violations === 0);
       run.check('I12 no secret or payload in relay logs', run.secretsLeaked().length === 0);
@@ -422,7 +466,12 @@ const slotLost: Scenario = {
 };
 
 function firstLine(text: string): string {
-  return text.split('\n').find((l) => l.trim() !== '')?.slice(0, 500) ?? '';
+  return (
+    text
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.slice(0, 500) ?? ''
+  );
 }
 
 // --- 7 ---------------------------------------------------------------------------------------
@@ -445,36 +494,51 @@ function neverPassed(run: FaultRun, id: string, until: number): boolean {
 
 const oversize: Scenario = {
   name: 'oversize',
-  title: "A payload larger than max.message.bytes: --on-oversize=fail halts naming the id and the slot never passes it; dead-letter sends a pointer and delivers everything after it",
+  title:
+    'A payload larger than max.message.bytes: --on-oversize=fail halts naming the id and the slot never passes it; dead-letter sends a pointer and delivers everything after it',
   run: (o) =>
-    withRun(o, 'oversize', { deadLetter: true, topicConfig: { 'max.message.bytes': '100000' }, relayEnv: { OUTBOX_TAIL_BATCH_MAX_BYTES: '50000' } }, async (run) => {
-      const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'fail' }, o.variant);
-      run.startWriter({ ratePerSecond: 40 });
-      await warmUp(run);
-      const big = () => JSON.stringify({ blob: 'x'.repeat(300_000) });
-      const bigId = await insertOne(run, { aggregateId: 'big-1', payload: big() });
-      const exit = await Promise.race([relay.exited, sleep(60_000).then(() => null)]);
-      const stderr = relay.stderr();
-      run.check(`(fail) the relay halted with exit 5 (${JSON.stringify(exit)})`, exit?.code === 5);
-      run.check('(fail) the message names the outbox id and the fix', stderr.includes(`MESSAGE_TOO_LARGE: outbox row id=${bigId}`) && stderr.includes('--on-oversize=dead-letter'));
-      await sleep(2_000); // the writer goes on; nothing moves the slot
-      // (dead-letter) The same slot: the big row is still there to be dead-lettered.
-      const restarted = Date.now();
-      const relay2 = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'dead-letter' }, o.variant);
-      await sleep(1_000);
-      const bigId2 = await insertOne(run, { aggregateId: 'big-2', payload: big() });
-      const recovery = await run.recovered(restarted);
-      const c = await run.settle();
-      run.checkCounts(c, { duplicates: 'allowed', deadLettered: 2 });
-      const pointers = run.collector.records.filter((r) => r.topic === run.deadLetterTopic);
-      const ids = pointers.map((p) => JSON.parse(p.value!.toString()) as { id: string; reason: string; original_topic: string });
-      run.check('(dead-letter) both pointers name the row, the reason and the original topic', [bigId, bigId2].every((id) => ids.some((p) => p.id === id && /^oversize: \d+ bytes$/.test(p.reason) && p.original_topic === run.topic)));
-      run.check('(dead-letter) pointers are small (no payload)', pointers.every((p) => (p.value?.length ?? 0) < 1000));
-      run.check('(fail) the slot never passed the oversized row while the relay was halted on it', neverPassed(run, bigId, restarted));
-      run.check('the dead-letter relay is still running', run.alive(relay2));
-      run.note(`fail: ${firstLine(stderr)}`);
-      return run.result(c, recovery);
-    }),
+    withRun(
+      o,
+      'oversize',
+      { deadLetter: true, topicConfig: { 'max.message.bytes': '100000' }, relayEnv: { OUTBOX_TAIL_BATCH_MAX_BYTES: '50000' } },
+      async (run) => {
+        const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'fail' }, o.variant);
+        run.startWriter({ ratePerSecond: 40 });
+        await warmUp(run);
+        const big = () => JSON.stringify({ blob: 'x'.repeat(300_000) });
+        const bigId = await insertOne(run, { aggregateId: 'big-1', payload: big() });
+        const exit = await Promise.race([relay.exited, sleep(60_000).then(() => null)]);
+        const stderr = relay.stderr();
+        run.check(`(fail) the relay halted with exit 5 (${JSON.stringify(exit)})`, exit?.code === 5);
+        run.check(
+          '(fail) the message names the outbox id and the fix',
+          stderr.includes(`MESSAGE_TOO_LARGE: outbox row id=${bigId}`) && stderr.includes('--on-oversize=dead-letter'),
+        );
+        await sleep(2_000); // the writer goes on; nothing moves the slot
+        // (dead-letter) The same slot: the big row is still there to be dead-lettered.
+        const restarted = Date.now();
+        const relay2 = await streamingRelay(run, { OUTBOX_TAIL_ON_OVERSIZE: 'dead-letter' }, o.variant);
+        await sleep(1_000);
+        const bigId2 = await insertOne(run, { aggregateId: 'big-2', payload: big() });
+        const recovery = await run.recovered(restarted);
+        const c = await run.settle();
+        run.checkCounts(c, { duplicates: 'allowed', deadLettered: 2 });
+        const pointers = run.collector.records.filter((r) => r.topic === run.deadLetterTopic);
+        const ids = pointers.map((p) => JSON.parse(p.value!.toString()) as { id: string; reason: string; original_topic: string });
+        run.check(
+          '(dead-letter) both pointers name the row, the reason and the original topic',
+          [bigId, bigId2].every((id) => ids.some((p) => p.id === id && /^oversize: \d+ bytes$/.test(p.reason) && p.original_topic === run.topic)),
+        );
+        run.check(
+          '(dead-letter) pointers are small (no payload)',
+          pointers.every((p) => (p.value?.length ?? 0) < 1000),
+        );
+        run.check('(fail) the slot never passed the oversized row while the relay was halted on it', neverPassed(run, bigId, restarted));
+        run.check('the dead-letter relay is still running', run.alive(relay2));
+        run.note(`fail: ${firstLine(stderr)}`);
+        return run.result(c, recovery);
+      },
+    ),
 };
 
 // --- 8 ---------------------------------------------------------------------------------------
@@ -492,7 +556,10 @@ const malformed: Scenario = {
       const exit = await Promise.race([relay.exited, sleep(60_000).then(() => null)]);
       const stderr = relay.stderr();
       run.check(`(fail) the relay halted with exit 5 (${JSON.stringify(exit)})`, exit?.code === 5);
-      run.check('(fail) the message names the id, the column and the fix', stderr.includes(`MALFORMED_ROW: outbox row id=${nullId}`) && stderr.includes('aggregate_id NULL') && stderr.includes('--on-malformed=dead-letter'));
+      run.check(
+        '(fail) the message names the id, the column and the fix',
+        stderr.includes(`MALFORMED_ROW: outbox row id=${nullId}`) && stderr.includes('aggregate_id NULL') && stderr.includes('--on-malformed=dead-letter'),
+      );
       const headersId = await insertOne(run, { aggregateId: 'bad-headers', payload: '{"bad":"headers"}', headers: '["not", "an", "object"]' });
       await sleep(1_000);
       const restarted = Date.now();
@@ -502,7 +569,9 @@ const malformed: Scenario = {
       const recovery = await run.recovered(restarted);
       const c = await run.settle();
       run.checkCounts(c, { duplicates: 'allowed', deadLettered: 3 });
-      const pointers = run.collector.records.filter((r) => r.topic === run.deadLetterTopic).map((p) => JSON.parse(p.value!.toString()) as { id: string; reason: string });
+      const pointers = run.collector.records
+        .filter((r) => r.topic === run.deadLetterTopic)
+        .map((p) => JSON.parse(p.value!.toString()) as { id: string; reason: string });
       const reason = (id: string) => pointers.find((p) => p.id === id)?.reason ?? '';
       run.check(`(dead-letter) NULL column: "${reason(nullId)}"`, reason(nullId) === 'malformed: column(s) aggregate_id NULL');
       run.check(`(dead-letter) headers array: "${reason(headersId)}"`, /headers must be a JSON object, got an array/.test(reason(headersId)));
@@ -546,12 +615,17 @@ const bigTransaction: Scenario = {
       await run.waitDelivered(bulkIds, 300_000, 'bulk ids');
       const recovery = (Date.now() - restarted) / 1000;
       const bulkCommit = Lsn.parse(run.collector.records.find((r) => r.headers.event_type === 'Bulk')!.headers.commit_lsn!);
-      run.check(`the kill landed in the middle: ${published} of ${ROWS} sent, the slot had not confirmed the transaction`, published >= KILL_AT && published < ROWS && confirmedAtKill <= bulkCommit);
+      run.check(
+        `the kill landed in the middle: ${published} of ${ROWS} sent, the slot had not confirmed the transaction`,
+        published >= KILL_AT && published < ROWS && confirmedAtKill <= bulkCommit,
+      );
       const peak = run.peakRssMb();
       run.check(`I11 RSS bounded: peak ${peak.toFixed(0)} MB < 260 MB`, peak < 260);
       const c = await run.settle({ deliveryBoundMs: 300_000 });
       run.checkCounts(c, { duplicates: 'allowed' });
-      run.note(`killed after ${published} of ${ROWS} rows were sent; all delivered ${((Date.now() - t0) / 1000).toFixed(0)} s after the insert; peak RSS ${peak.toFixed(0)} MB (in-flight limit 5000 records)`);
+      run.note(
+        `killed after ${published} of ${ROWS} rows were sent; all delivered ${((Date.now() - t0) / 1000).toFixed(0)} s after the insert; peak RSS ${peak.toFixed(0)} MB (in-flight limit 5000 records)`,
+      );
       return run.result(c, recovery, { peak_rss_mb: Math.round(peak) });
     }),
 };
@@ -599,12 +673,16 @@ const idleOutbox: Scenario = {
         if (due > Date.now()) await sleep(due - Date.now());
         const s = run.monitor.last();
         if (s?.confirmed != null && s.current - s.confirmed > maxConfirmLag) maxConfirmLag = s.current - s.confirmed;
-        if (batches % 10 === 0) run.log(`${(Number(written) / 1e6).toFixed(0)} MB written; slot: confirmed lag ${s?.confirmed != null ? (Number(s.current - s.confirmed) / 1e6).toFixed(0) : '-'} MB, retained ${s?.restart != null ? (Number(s.current - s.restart) / 1e6).toFixed(0) : '-'} MB`);
+        if (batches % 10 === 0)
+          run.log(
+            `${(Number(written) / 1e6).toFixed(0)} MB written; slot: confirmed lag ${s?.confirmed != null ? (Number(s.current - s.confirmed) / 1e6).toFixed(0) : '-'} MB, retained ${s?.restart != null ? (Number(s.current - s.restart) / 1e6).toFixed(0) : '-'} MB`,
+          );
       }
       const secs = (Date.now() - since) / 1000;
       const mbps = Number(written) / 1e6 / secs;
       const maxRetained = run.monitor.maxRetained(since);
-      for (const s of run.monitor.samples) if (s.t >= since && s.confirmed !== null && s.current - s.confirmed > maxConfirmLag) maxConfirmLag = s.current - s.confirmed;
+      for (const s of run.monitor.samples)
+        if (s.t >= since && s.confirmed !== null && s.current - s.confirmed > maxConfirmLag) maxConfirmLag = s.current - s.confirmed;
       // After the writes, Postgres logs running xacts within 15 s: retained WAL shrinks to almost nothing.
       const settleBy = Date.now() + (o.variant ? 5_000 : 40_000);
       let end = await run.monitor.sample();
@@ -616,13 +694,23 @@ const idleOutbox: Scenario = {
       const mb = (b: bigint) => (Number(b) / 1e6).toFixed(0);
       run.check(`WAL written >= ${mb(TARGET)} MB (${mb(written)} MB)`, written >= TARGET);
       run.check(`I9 the relay kept confirming: confirmed_flush_lsn lag max ${mb(maxConfirmLag)} MB < ${mb(CONFIRM_BOUND)} MB`, maxConfirmLag < CONFIRM_BOUND);
-      run.check(`I9 retained WAL (current - restart_lsn) stayed bounded: max ${mb(maxRetained)} MB < ${mb(RETAIN_BOUND)} MB while ${mb(written)} MB were written`, maxRetained < RETAIN_BOUND);
+      run.check(
+        `I9 retained WAL (current - restart_lsn) stayed bounded: max ${mb(maxRetained)} MB < ${mb(RETAIN_BOUND)} MB while ${mb(written)} MB were written`,
+        maxRetained < RETAIN_BOUND,
+      );
       run.check(`I9 retained WAL back under 16 MB within 40 s after the writes (${mb(finalRetained)} MB)`, finalRetained >= 0n && finalRetained < 16n * MB);
       run.check('the relay is still running', run.alive(relay));
       const c = await run.settle();
       run.checkCounts(c, { duplicates: 'none' });
-      run.note(`${mb(written)} MB of WAL in ${secs.toFixed(0)} s (${mbps.toFixed(0)} MB/s, held to ${RATE_MB_S} MB/s); confirmed_flush_lsn lag max ${mb(maxConfirmLag)} MB; retained WAL (current - restart_lsn) max ${mb(maxRetained)} MB, ${mb(finalRetained)} MB after the writes`);
-      return run.result(c, 0, { wal_mb: Number(mb(written)), wal_mb_per_s: Number(mbps.toFixed(0)), max_confirm_lag_mb: Number(mb(maxConfirmLag)), max_retained_mb: Number(mb(maxRetained)) });
+      run.note(
+        `${mb(written)} MB of WAL in ${secs.toFixed(0)} s (${mbps.toFixed(0)} MB/s, held to ${RATE_MB_S} MB/s); confirmed_flush_lsn lag max ${mb(maxConfirmLag)} MB; retained WAL (current - restart_lsn) max ${mb(maxRetained)} MB, ${mb(finalRetained)} MB after the writes`,
+      );
+      return run.result(c, 0, {
+        wal_mb: Number(mb(written)),
+        wal_mb_per_s: Number(mbps.toFixed(0)),
+        max_confirm_lag_mb: Number(mb(maxConfirmLag)),
+        max_retained_mb: Number(mb(maxRetained)),
+      });
     }),
 };
 
@@ -643,7 +731,12 @@ const openTransaction: Scenario = {
       try {
         await open.query('begin');
         await open.query('insert into orders(id, customer, amount_cents) values (900000001, $1, 1)', ['held-open']);
-        heldId = await writeOutboxEvent(open, { aggregateType: 'order', aggregateId: '900000001', eventType: 'OrderCreated', payload: { orderId: 900000001, held: true } });
+        heldId = await writeOutboxEvent(open, {
+          aggregateType: 'order',
+          aggregateId: '900000001',
+          eventType: 'OrderCreated',
+          payload: { orderId: 900000001, held: true },
+        });
         const [{ l: openedAt }] = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l')) as [{ l: string }];
         const signals: NodeJS.Signals[] = ['SIGKILL', 'SIGTERM', 'SIGKILL'];
         for (const signal of signals) {
@@ -654,7 +747,10 @@ const openTransaction: Scenario = {
           recovery = Math.max(recovery, await run.recovered(restarted));
         }
         const confirmed = (await run.monitor.sample()).confirmed ?? 0n;
-        run.check('the slot confirmed past the open transaction’s start meanwhile (the open transaction does not stall the relay)', confirmed > Lsn.parse(openedAt));
+        run.check(
+          'the slot confirmed past the open transaction’s start meanwhile (the open transaction does not stall the relay)',
+          confirmed > Lsn.parse(openedAt),
+        );
         await open.query('commit');
       } finally {
         await open.end().catch(() => undefined);
@@ -667,7 +763,9 @@ const openTransaction: Scenario = {
       run.check(`the transaction held open across 3 relay restarts was delivered after its commit (${heldId})`, delivered);
       const c = await run.settle();
       run.checkCounts(c, { duplicates: 'allowed' });
-      run.note(`held ${heldId} open across restarts (kill -9, SIGTERM, kill -9); delivered ${((Date.now() - committed) / 1000).toFixed(1)} s after commit (upper bound incl. settle)`);
+      run.note(
+        `held ${heldId} open across restarts (kill -9, SIGTERM, kill -9); delivered ${((Date.now() - committed) / 1000).toFixed(1)} s after commit (upper bound incl. settle)`,
+      );
       return run.result(c, recovery);
     }),
 };
@@ -697,7 +795,19 @@ export async function twoActiveRelays(options: ScenarioOptions): Promise<{ drops
   }
 }
 
-export const SCENARIOS: Scenario[] = [kafkaKill, postgresRestart, relayPause, networkCut, standbyTakeover, slotLost, oversize, malformed, bigTransaction, idleOutbox, openTransaction];
+export const SCENARIOS: Scenario[] = [
+  kafkaKill,
+  postgresRestart,
+  relayPause,
+  networkCut,
+  standbyTakeover,
+  slotLost,
+  oversize,
+  malformed,
+  bigTransaction,
+  idleOutbox,
+  openTransaction,
+];
 
 export function scenario(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);

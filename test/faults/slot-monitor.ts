@@ -64,7 +64,14 @@ export class SlotMonitor {
       this.client = client;
     }
     try {
-      const { rows } = await this.client.query<{ confirmed: string | null; restart: string | null; current: string; active_pid: number | null; wal_status: string | null; exists: boolean }>(
+      const { rows } = await this.client.query<{
+        confirmed: string | null;
+        restart: string | null;
+        current: string;
+        active_pid: number | null;
+        wal_status: string | null;
+        exists: boolean;
+      }>(
         `select s.confirmed_flush_lsn::text as confirmed, s.restart_lsn::text as restart, pg_current_wal_lsn()::text as current,
                 s.active_pid, s.wal_status, s.slot_name is not null as exists
            from (select 1) one left join pg_replication_slots s on s.slot_name = $1`,

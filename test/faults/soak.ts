@@ -44,7 +44,17 @@ export async function runSoak(options: SoakOptions): Promise<{ result: ScenarioR
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const between = (lo: number, hi: number) => lo + random() * (hi - lo);
   const faults: Record<string, number> = {};
-  const summary: SoakSummary = { minutes: options.minutes, seed: options.seed, faults, relay_starts: 0, preflight_exits_during_outages: 0, unexpected_relay_exits: [], bad_rows: 0, writer: {}, peak_rss_mb: 0 };
+  const summary: SoakSummary = {
+    minutes: options.minutes,
+    seed: options.seed,
+    faults,
+    relay_starts: 0,
+    preflight_exits_during_outages: 0,
+    unexpected_relay_exits: [],
+    bad_rows: 0,
+    writer: {},
+    peak_rss_mb: 0,
+  };
 
   await fs.setPostgres({ wal_sender_timeout: '5s' });
   const run = await FaultRun.create({
@@ -111,11 +121,10 @@ export async function runSoak(options: SoakOptions): Promise<{ result: ScenarioR
     // --- the faults -----------------------------------------------------------------------
     const insertBad = async (kind: 'oversize' | 'null' | 'headers') => {
       const payload = kind === 'oversize' ? JSON.stringify({ blob: 'x'.repeat(300_000) }) : '{"bad":true}';
-      await run.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload, headers) values ('order', $1, 'OrderCreated', $2::jsonb, $3::jsonb)`, [
-        kind === 'null' ? null : `bad-${kind}`,
-        payload,
-        kind === 'headers' ? '[1, 2]' : null,
-      ]);
+      await run.query(
+        `insert into outbox(aggregate_type, aggregate_id, event_type, payload, headers) values ('order', $1, 'OrderCreated', $2::jsonb, $3::jsonb)`,
+        [kind === 'null' ? null : `bad-${kind}`, payload, kind === 'headers' ? '[1, 2]' : null],
+      );
       summary.bad_rows++;
     };
     const liveRelay = () => pick(relays.filter((r): r is RelayProcess => r !== null && run.alive(r)));
@@ -184,7 +193,12 @@ export async function runSoak(options: SoakOptions): Promise<{ result: ScenarioR
         await client.connect();
         await client.query('begin');
         const orderId = 900_000_000 + (faults['open-transaction'] ?? 0);
-        const id = await writeOutboxEvent(client, { aggregateType: 'order', aggregateId: String(orderId), eventType: 'OrderCreated', payload: { orderId, held: true } });
+        const id = await writeOutboxEvent(client, {
+          aggregateType: 'order',
+          aggregateId: String(orderId),
+          eventType: 'OrderCreated',
+          payload: { orderId, held: true },
+        });
         state.held = { client, id, faultsLeft: 3 + Math.floor(random() * 3) };
       },
     };
@@ -203,7 +217,9 @@ export async function runSoak(options: SoakOptions): Promise<{ result: ScenarioR
       } catch (error) {
         log(`[soak] fault ${kind} could not be injected: ${(error as Error).message.split('\n')[0]}`);
       }
-      log(`[soak] #${n} ${kind} (${((Date.now() - t0) / 1000).toFixed(1)} s); kafka records ${run.collector.records.length}, writer ${writer.stats.created} orders / ${writer.stats.errors} failed writes`);
+      log(
+        `[soak] #${n} ${kind} (${((Date.now() - t0) / 1000).toFixed(1)} s); kafka records ${run.collector.records.length}, writer ${writer.stats.created} orders / ${writer.stats.errors} failed writes`,
+      );
       const held = state.held;
       if (held && --held.faultsLeft <= 0) {
         // A Postgres restart may have killed it: then it rolled back, and its row never existed.
@@ -233,11 +249,22 @@ export async function runSoak(options: SoakOptions): Promise<{ result: ScenarioR
     const peak = run.peakRssMb();
     summary.peak_rss_mb = Math.round(peak);
     summary.writer = { ...writer.stats };
-    const [bad] = await run.query<{ n: string }>(`select count(*) as n from outbox where aggregate_id is null or aggregate_id in ('bad-oversize', 'bad-headers')`);
+    const [bad] = await run.query<{ n: string }>(
+      `select count(*) as n from outbox where aggregate_id is null or aggregate_id in ('bad-oversize', 'bad-headers')`,
+    );
     run.checkCounts(c, { duplicates: 'allowed', deadLettered: Number(bad!.n) });
     run.check(`I11 relay RSS bounded: peak ${peak.toFixed(0)} MB < ${RSS_BOUND_MB} MB`, peak < RSS_BOUND_MB);
-    run.check(`no relay exited on its own, other than preflight exits while a server was unreachable (${summary.unexpected_relay_exits.length}: ${summary.unexpected_relay_exits.slice(0, 2).join(' | ')})`, summary.unexpected_relay_exits.length === 0);
-    run.note(`${n} faults in ${options.minutes} min (${Object.entries(faults).map(([k, v]) => `${k} ${v}`).join(', ')}); ${summary.relay_starts} relay starts (${summary.preflight_exits_during_outages} preflight exits while a server was unreachable); peak RSS ${peak.toFixed(0)} MB; writer ${writer.stats.created} orders, ${writer.stats.errors} failed writes`);
+    run.check(
+      `no relay exited on its own, other than preflight exits while a server was unreachable (${summary.unexpected_relay_exits.length}: ${summary.unexpected_relay_exits.slice(0, 2).join(' | ')})`,
+      summary.unexpected_relay_exits.length === 0,
+    );
+    run.note(
+      `${n} faults in ${options.minutes} min (${Object.entries(faults)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(
+          ', ',
+        )}); ${summary.relay_starts} relay starts (${summary.preflight_exits_during_outages} preflight exits while a server was unreachable); peak RSS ${peak.toFixed(0)} MB; writer ${writer.stats.created} orders, ${writer.stats.errors} failed writes`,
+    );
     return { result: run.result(c, Math.max(0, recovery), { soak: true }), summary };
   } catch (error) {
     run.check(`soak ran to the end (${(error as Error).message.split('\n')[0]})`, false);

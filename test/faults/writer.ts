@@ -39,7 +39,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function prepareOrderTables(client: pg.ClientBase): Promise<void> {
   await createOrdersTable(client);
-  await client.query('create table if not exists shipments (id bigserial primary key, order_id bigint not null, event_id text not null, cancelled boolean not null default false)');
+  await client.query(
+    'create table if not exists shipments (id bigserial primary key, order_id bigint not null, event_id text not null, cancelled boolean not null default false)',
+  );
 }
 
 export class SteadyWriter {
@@ -169,7 +171,12 @@ export class SteadyWriter {
       // Rolled back by the application: its outbox row must never reach Kafka (I2).
       await client.query('begin');
       await client.query('insert into orders(id, customer, amount_cents) values ($1, $2, 1)', [10_000_000 + id, 'rolled-back']);
-      await writeOutboxEvent(client, { aggregateType: ORDER_AGGREGATE, aggregateId: String(10_000_000 + id), eventType: 'OrderCreated', payload: { orderId: 10_000_000 + id } });
+      await writeOutboxEvent(client, {
+        aggregateType: ORDER_AGGREGATE,
+        aggregateId: String(10_000_000 + id),
+        eventType: 'OrderCreated',
+        payload: { orderId: 10_000_000 + id },
+      });
       await client.query('rollback');
       this.stats.rolledBack++;
     }

@@ -30,13 +30,20 @@ describe('benchmark smoke run', () => {
     const { code, stdout, stderr } = await runBench([
       '--quick',
       '--json',
-      '--events', '2000',
-      '--big-rows', '2000',
-      '--rates', '200,500',
-      '--steady-seconds', '2',
-      '--warmup-seconds', '0.5',
-      '--database-url', stack.databaseUrl,
-      '--brokers', stack.brokers.join(','),
+      '--events',
+      '2000',
+      '--big-rows',
+      '2000',
+      '--rates',
+      '200,500',
+      '--steady-seconds',
+      '2',
+      '--warmup-seconds',
+      '0.5',
+      '--database-url',
+      stack.databaseUrl,
+      '--brokers',
+      stack.brokers.join(','),
     ]);
     expect(code, stderr.slice(-3000)).toBe(0);
     const last = stdout.trim().split('\n').pop()!;

@@ -27,7 +27,14 @@ describe('dead-letter policy', () => {
     const groupId = uniqueName('g_dl');
     const [a, x, b] = [randomUUID(), randomUUID(), randomUUID()];
     await produce(topic, [{ id: a }, { id: x, key: 'order-9' }, { id: b }]);
-    const c = consumer({ groupId, topics: [topic], maxAttempts: 3, onFailure: 'dead-letter', deadLetterTopic: dlq, handler: recordEffect(groupId, (id) => id === x) });
+    const c = consumer({
+      groupId,
+      topics: [topic],
+      maxAttempts: 3,
+      onFailure: 'dead-letter',
+      deadLetterTopic: dlq,
+      handler: recordEffect(groupId, (id) => id === x),
+    });
     await c.start();
     await waitFor('3 offsets committed', async () => (await committed(groupId, topic)) === 3);
     expect(c.stats).toMatchObject({ processed: 2, handlerFailures: 3, deadLettered: 1 });
@@ -38,7 +45,15 @@ describe('dead-letter policy', () => {
     expect(letter!.key).toBe('order-9');
     expect(letter!.headers).toMatchObject({ id: x, original_topic: topic, original_partition: '0', original_offset: '1', consumer_group: groupId });
     const body = json(letter!.value);
-    expect(body).toMatchObject({ id: x, original_topic: topic, original_partition: 0, original_offset: '1', attempts: 3, consumer_group: groupId, event_type: 'OrderPlaced' });
+    expect(body).toMatchObject({
+      id: x,
+      original_topic: topic,
+      original_partition: 0,
+      original_offset: '1',
+      attempts: 3,
+      consumer_group: groupId,
+      event_type: 'OrderPlaced',
+    });
     expect(body.error).toContain(`handler refuses ${x}`);
     // A pointer, never the payload.
     expect(letter!.value).not.toContain('card-4242');

@@ -243,7 +243,10 @@ describe('offset commits', () => {
     const topic = await newTopic('window');
     const groupId = uniqueName('g_window');
     const all = ids(10);
-    await produce(topic, all.map((id) => ({ id })));
+    await produce(
+      topic,
+      all.map((id) => ({ id })),
+    );
     const seen: Array<{ offset: number; committed: number }> = [];
     const c = consumer({
       groupId,
@@ -288,8 +291,18 @@ describe('idempotent consumer, batch mode', () => {
     const groupId = uniqueName('g_batchfail');
     const all = ids(10);
     const x = all[5]!;
-    await produce(topic, all.map((id) => ({ id })));
-    const failing = consumer({ groupId, topics: [topic], batch: { maxRecords: 10 }, maxAttempts: 2, onFailure: 'stop', handler: recordEffect(groupId, (id) => id === x) });
+    await produce(
+      topic,
+      all.map((id) => ({ id })),
+    );
+    const failing = consumer({
+      groupId,
+      topics: [topic],
+      batch: { maxRecords: 10 },
+      maxAttempts: 2,
+      onFailure: 'stop',
+      handler: recordEffect(groupId, (id) => id === x),
+    });
     await expect(ended(failing)).rejects.toThrow(x);
     // The batch transaction failed and rolled back; its records were then applied one by one up to x.
     expect(await committed(groupId, topic)).toBe(5);

@@ -75,8 +75,15 @@ describe('migration 0002', () => {
 describe('pruneProcessedMessages', () => {
   it('deletes the ids older than the given age, of one group or of all, and returns the count', async () => {
     const [g1, g2] = [uniqueName('prune_a'), uniqueName('prune_b')];
-    await seed(g1, [['old-1', '3 days'], ['old-2', '2 days'], ['new-1', '1 hour']]);
-    await seed(g2, [['old-3', '3 days'], ['new-2', '0 seconds']]);
+    await seed(g1, [
+      ['old-1', '3 days'],
+      ['old-2', '2 days'],
+      ['new-1', '1 hour'],
+    ]);
+    await seed(g2, [
+      ['old-3', '3 days'],
+      ['new-2', '0 seconds'],
+    ]);
 
     // An interval, one group only: the other group's old id stays.
     expect(await pruneProcessedMessages(pool, { olderThan: '1 day', consumerGroup: g1 })).toBe(2);
@@ -91,7 +98,10 @@ describe('pruneProcessedMessages', () => {
 
   it('deletes in chunks with batchSize and still counts every row', async () => {
     const g = uniqueName('prune_chunks');
-    await seed(g, Array.from({ length: 25 }, (_, i) => [`old-${i}`, '10 days'] as [string, string]));
+    await seed(
+      g,
+      Array.from({ length: 25 }, (_, i) => [`old-${i}`, '10 days'] as [string, string]),
+    );
     await seed(g, [['fresh', '1 minute']]);
     expect(await pruneProcessedMessages(pool, { olderThan: '5 days', consumerGroup: g, batchSize: 10 })).toBe(25);
     expect(await remaining(g)).toEqual(['fresh']);
@@ -106,15 +116,33 @@ describe('pruneProcessedMessages', () => {
 describe('writeOutboxEvent', () => {
   it('writes a row in the caller transaction that reads back field for field', async () => {
     const id = await inTransaction((tx) =>
-      writeOutboxEvent(tx, { aggregateType: 'order', aggregateId: 'o-1', eventType: 'OrderPlaced', payload: { total: 12.5, lines: [{ sku: 'ä-1' }] }, headers: { tenant: 'acme' } }),
+      writeOutboxEvent(tx, {
+        aggregateType: 'order',
+        aggregateId: 'o-1',
+        eventType: 'OrderPlaced',
+        payload: { total: 12.5, lines: [{ sku: 'ä-1' }] },
+        headers: { tenant: 'acme' },
+      }),
     );
     const given = randomUUID();
-    const second = await inTransaction((tx) => writeOutboxEvent(tx, { id: given, aggregateType: 'order', aggregateId: 'o-1', eventType: 'OrderPaid', payload: '{"paid": true}' }));
+    const second = await inTransaction((tx) =>
+      writeOutboxEvent(tx, { id: given, aggregateType: 'order', aggregateId: 'o-1', eventType: 'OrderPaid', payload: '{"paid": true}' }),
+    );
     expect(second).toBe(given);
-    const { rows } = await pool.query('select id::text, aggregate_type, aggregate_id, event_type, payload, headers from outbox where id = any($1::uuid[]) order by event_type', [[id, given]]);
+    const { rows } = await pool.query(
+      'select id::text, aggregate_type, aggregate_id, event_type, payload, headers from outbox where id = any($1::uuid[]) order by event_type',
+      [[id, given]],
+    );
     expect(rows).toEqual([
       { id: given, aggregate_type: 'order', aggregate_id: 'o-1', event_type: 'OrderPaid', payload: { paid: true }, headers: null },
-      { id, aggregate_type: 'order', aggregate_id: 'o-1', event_type: 'OrderPlaced', payload: { total: 12.5, lines: [{ sku: 'ä-1' }] }, headers: { tenant: 'acme' } },
+      {
+        id,
+        aggregate_type: 'order',
+        aggregate_id: 'o-1',
+        event_type: 'OrderPlaced',
+        payload: { total: 12.5, lines: [{ sku: 'ä-1' }] },
+        headers: { tenant: 'acme' },
+      },
     ]);
   });
 
@@ -130,7 +158,10 @@ describe('writeOutboxEvent', () => {
       writeOutboxEvent(
         tx,
         { aggregateType: 'invoice', aggregateId: 'i-1', eventType: 'Issued', payload: { n: 1 }, headers: { h: 'v' } },
-        { table: 'app.events', columns: { id: 'event_id', aggregateType: 'entity', aggregateId: 'entity_id', eventType: 'kind', payload: 'body', headers: 'meta' } },
+        {
+          table: 'app.events',
+          columns: { id: 'event_id', aggregateType: 'entity', aggregateId: 'entity_id', eventType: 'kind', payload: 'body', headers: 'meta' },
+        },
       ),
     );
     const { rows } = await pool.query('select * from app.events');
@@ -138,7 +169,9 @@ describe('writeOutboxEvent', () => {
   });
 
   it('reports a string payload that is not JSON as a typed error', async () => {
-    const error = await inTransaction((tx) => writeOutboxEvent(tx, { aggregateType: 'order', aggregateId: 'o-3', eventType: 'E', payload: 'not json' })).catch((e: unknown) => e);
+    const error = await inTransaction((tx) => writeOutboxEvent(tx, { aggregateType: 'order', aggregateId: 'o-3', eventType: 'E', payload: 'not json' })).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OutboxTailError);
     expect((error as OutboxTailError).code).toBe('PG_ERROR');
     expect((error as OutboxTailError).hint).toMatch(/JSON text/);
@@ -174,7 +207,15 @@ describe('writeOutboxEvent', () => {
     await c.start();
 
     const payload = { total: 12.5, note: 'naïve ✓', nested: { a: [1, null, true] } };
-    const id = await inTransaction((tx) => writeOutboxEvent(tx, { aggregateType, aggregateId: 'o-42', eventType: 'OrderPlaced', payload, headers: { tenant: 'acme', traceparent: '00-abc-def-01' } }));
+    const id = await inTransaction((tx) =>
+      writeOutboxEvent(tx, {
+        aggregateType,
+        aggregateId: 'o-42',
+        eventType: 'OrderPlaced',
+        payload,
+        headers: { tenant: 'acme', traceparent: '00-abc-def-01' },
+      }),
+    );
 
     const deadline = Date.now() + 30_000;
     while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

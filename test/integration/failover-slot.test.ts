@@ -25,7 +25,11 @@ async function serverVersionNum(): Promise<number> {
 
 /** pg_replication_slots.failover, or undefined when the slot does not exist (null when the server has no such column). */
 async function slotFailover(slot: string): Promise<boolean | null | undefined> {
-  const rows = await query<{ failover: boolean | null }>(bed.db.url, `select (to_jsonb(s) ->> 'failover')::boolean as failover from pg_replication_slots s where slot_name = $1`, [slot]);
+  const rows = await query<{ failover: boolean | null }>(
+    bed.db.url,
+    `select (to_jsonb(s) ->> 'failover')::boolean as failover from pg_replication_slots s where slot_name = $1`,
+    [slot],
+  );
   return rows.length === 0 ? undefined : rows[0]!.failover;
 }
 

@@ -20,8 +20,12 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dockerfile = readFileSync(`${ROOT}docker/Dockerfile`, 'utf8');
 const jsonInstruction = (name: string) => JSON.parse(new RegExp(`^${name} (\\[.*\\])$`, 'm').exec(dockerfile)![1]!) as string[];
 /** The image's command as run here: tini dropped, /app/ -> the checkout. */
-const imageCommand = [...jsonInstruction('ENTRYPOINT'), ...jsonInstruction('CMD')].filter((a, i, all) => !(i <= all.indexOf('--') && all.includes('--'))).map((a) => a.replace(/^\/app\//, ROOT));
-const healthcheckCommand = jsonInstruction('HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD').map((a) => a.replace(/^\/app\//, ROOT));
+const imageCommand = [...jsonInstruction('ENTRYPOINT'), ...jsonInstruction('CMD')]
+  .filter((a, i, all) => !(i <= all.indexOf('--') && all.includes('--')))
+  .map((a) => a.replace(/^\/app\//, ROOT));
+const healthcheckCommand = jsonInstruction('HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 CMD').map((a) =>
+  a.replace(/^\/app\//, ROOT),
+);
 
 async function scrape(port: number): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -57,7 +61,11 @@ const status = async (port: number, path: string) => {
 
 function runHealthcheck(port: number): number | null {
   const [cmd, ...args] = healthcheckCommand;
-  const r = spawnSync(cmd === 'node' ? process.execPath : cmd!, args, { env: { PATH: process.env.PATH, OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}` }, encoding: 'utf8', timeout: 15_000 });
+  const r = spawnSync(cmd === 'node' ? process.execPath : cmd!, args, {
+    env: { PATH: process.env.PATH, OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}` },
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   return r.status;
 }
 

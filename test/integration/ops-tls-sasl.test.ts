@@ -42,14 +42,52 @@ const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir,
 function makeCertificates(): void {
   chmodSync(dir, 0o755); // the postgres user reads its files from here
   for (const ca of ['ca', 'rogue-ca']) {
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '2', '-subj', `/CN=outbox-tail test ${ca}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${ca}.key`,
+      '-out',
+      `${ca}.pem`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=outbox-tail test ${ca}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    );
   }
   const sign = (name: string, subject: string, ext: string) => {
     writeFileSync(path(`${name}.ext`), ext);
     openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.ext`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    );
   };
-  sign('server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n');
+  sign(
+    'server',
+    '/CN=127.0.0.1',
+    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n',
+  );
   sign('client', `/CN=${RELAY_ROLE}`, 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
   // Kafka's PEM keystore: PKCS#8 key + certificate in one file
   openssl('pkcs8', '-topk8', '-nocrypt', '-in', 'server.key', '-out', 'server.pk8');
@@ -109,7 +147,12 @@ function secureEnv(overrides: Record<string, string> = {}): Record<string, strin
 
 function start(slot: string, env: Record<string, string>): RelayProcess {
   // databaseUrl/brokers are overridden by the env: the URL comes from the file, the brokers are the SASL_SSL listener
-  const relay = startRelay({ databaseUrl: '', brokers: saslBrokers, slot, env: { OUTBOX_TAIL_DATABASE_URL: '', OUTBOX_TAIL_BROKERS: saslBrokers.join(','), ...env } });
+  const relay = startRelay({
+    databaseUrl: '',
+    brokers: saslBrokers,
+    slot,
+    env: { OUTBOX_TAIL_DATABASE_URL: '', OUTBOX_TAIL_BROKERS: saslBrokers.join(','), ...env },
+  });
   relays.push(relay);
   return relay;
 }
@@ -127,7 +170,12 @@ beforeAll(async () => {
       password_encryption: 'scram-sha-256',
     },
     kafkaExtraListeners: { SASL_SSL: 'SASL_SSL' },
-    kafkaFormatArgs: ['--add-scram', `SCRAM-SHA-256=[name=${SCRAM_USER},password=${SCRAM_PASSWORD}]`, '--add-scram', `SCRAM-SHA-512=[name=relay512,password=${SCRAM_PASSWORD}-512]`],
+    kafkaFormatArgs: [
+      '--add-scram',
+      `SCRAM-SHA-256=[name=${SCRAM_USER},password=${SCRAM_PASSWORD}]`,
+      '--add-scram',
+      `SCRAM-SHA-512=[name=relay512,password=${SCRAM_PASSWORD}-512]`,
+    ],
     kafkaSettings: {
       'listener.name.sasl_ssl.sasl.enabled.mechanisms': 'SCRAM-SHA-256,SCRAM-SHA-512,PLAIN',
       'listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
@@ -179,7 +227,11 @@ describe('PostgreSQL TLS (verify-full) and Kafka SASL_SSL + SCRAM', () => {
     const port = await freePort();
     const relay = start(slot, secureEnv({ OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}` }));
     await relay.waitForLog(isStreaming, 60_000);
-    await query(db.url, `insert into outbox (aggregate_type, aggregate_id, event_type, payload) select $1, 'a' || g, 'E', jsonb_build_object('g', g) from generate_series(1, 5) g`, [type]);
+    await query(
+      db.url,
+      `insert into outbox (aggregate_type, aggregate_id, event_type, payload) select $1, 'a' || g, 'E', jsonb_build_object('g', g) from generate_series(1, 5) g`,
+      [type],
+    );
     await collector.waitForDistinct(5);
     expect(collector.records.map((r) => r.key).sort()).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
 
@@ -218,14 +270,20 @@ describe('PostgreSQL TLS (verify-full) and Kafka SASL_SSL + SCRAM', () => {
     };
     const tls = { connectTimeoutMs: 5_000, pgSslcert: path('client.pem'), pgSslkey: path('client.key') };
     expect(await tryConnect({ ...tls, databaseUrl: relayUrl, pgSslmode: 'verify-full', pgSslrootcert: path('ca.pem') })).toBe('tls');
-    expect(await tryConnect({ ...tls, databaseUrl: relayUrl, pgSslmode: 'verify-full', pgSslrootcert: path('rogue-ca.pem') })).toMatch(/SELF_SIGNED_CERT_IN_CHAIN|unable to verify|self-signed/i);
+    expect(await tryConnect({ ...tls, databaseUrl: relayUrl, pgSslmode: 'verify-full', pgSslrootcert: path('rogue-ca.pem') })).toMatch(
+      /SELF_SIGNED_CERT_IN_CHAIN|unable to verify|self-signed/i,
+    );
     const byName = relayUrl.replace('127.0.0.1', 'localhost');
-    expect(await tryConnect({ ...tls, databaseUrl: byName, pgSslmode: 'verify-full', pgSslrootcert: path('ca.pem') })).toMatch(/ERR_TLS_CERT_ALTNAME_INVALID|does not match|not in the cert/i);
+    expect(await tryConnect({ ...tls, databaseUrl: byName, pgSslmode: 'verify-full', pgSslrootcert: path('ca.pem') })).toMatch(
+      /ERR_TLS_CERT_ALTNAME_INVALID|does not match|not in the cert/i,
+    );
     // verify-ca checks the chain only: the same host name passes
     expect(await tryConnect({ ...tls, databaseUrl: byName, pgSslmode: 'verify-ca', pgSslrootcert: path('ca.pem') })).toBe('tls');
     expect(await tryConnect({ ...tls, databaseUrl: relayUrl, pgSslmode: 'disable' })).toMatch(/pg_hba\.conf rejects connection|no encryption/i);
     // without the client certificate the server refuses (clientcert=verify-full)
-    expect(await tryConnect({ connectTimeoutMs: 5_000, databaseUrl: relayUrl, pgSslmode: 'verify-full', pgSslrootcert: path('ca.pem') })).toMatch(/certificate|28000/i);
+    expect(await tryConnect({ connectTimeoutMs: 5_000, databaseUrl: relayUrl, pgSslmode: 'verify-full', pgSslrootcert: path('ca.pem') })).toMatch(
+      /certificate|28000/i,
+    );
   });
 
   it('the relay refuses to start when the server certificate does not verify, naming the problem', async () => {
@@ -251,13 +309,19 @@ describe('PostgreSQL TLS (verify-full) and Kafka SASL_SSL + SCRAM', () => {
     };
     expect(await send({})).toBe('ok');
     writeFileSync(path('pw-512'), `${SCRAM_PASSWORD}-512`);
-    expect(await send({ OUTBOX_TAIL_SASL_MECHANISM: 'scram-sha-512', OUTBOX_TAIL_SASL_USERNAME: 'relay512', OUTBOX_TAIL_SASL_PASSWORD_FILE: path('pw-512') })).toBe('ok');
+    expect(
+      await send({ OUTBOX_TAIL_SASL_MECHANISM: 'scram-sha-512', OUTBOX_TAIL_SASL_USERNAME: 'relay512', OUTBOX_TAIL_SASL_PASSWORD_FILE: path('pw-512') }),
+    ).toBe('ok');
     writeFileSync(path('pw-plain'), `${SCRAM_PASSWORD}-plain`);
-    expect(await send({ OUTBOX_TAIL_SASL_MECHANISM: 'plain', OUTBOX_TAIL_SASL_USERNAME: 'plainuser', OUTBOX_TAIL_SASL_PASSWORD_FILE: path('pw-plain') })).toBe('ok');
+    expect(await send({ OUTBOX_TAIL_SASL_MECHANISM: 'plain', OUTBOX_TAIL_SASL_USERNAME: 'plainuser', OUTBOX_TAIL_SASL_PASSWORD_FILE: path('pw-plain') })).toBe(
+      'ok',
+    );
     const wrong = await send({ OUTBOX_TAIL_SASL_PASSWORD_FILE: path('wrong-sasl-password') }).catch((e: unknown) => e);
     expect(OutboxTailError.is(wrong)).toBe(true);
     expect(wrong).toMatchObject({ code: 'KAFKA_AUTH_FAILED', retriable: false });
-    expect((wrong as OutboxTailError).describe()).toMatch(/invalid credentials with SASL mechanism SCRAM-SHA-256.*Fix: check the SASL mechanism, user and password/);
+    expect((wrong as OutboxTailError).describe()).toMatch(
+      /invalid credentials with SASL mechanism SCRAM-SHA-256.*Fix: check the SASL mechanism, user and password/,
+    );
   });
 
   it('a relay with a wrong SASL password exits with a clear error instead of retrying', async () => {
@@ -277,9 +341,13 @@ describe('PostgreSQL TLS (verify-full) and Kafka SASL_SSL + SCRAM', () => {
     await createSlot(db.url, slot);
     const collector = await collect(`outbox.event.${type}`);
     const port = await freePort();
-    const relay = start(slot, secureEnv({ OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}`, OUTBOX_TAIL_STALL_TIMEOUT_MS: '2000', OUTBOX_TAIL_SLOT_POLL_INTERVAL_MS: '200' }));
+    const relay = start(
+      slot,
+      secureEnv({ OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}`, OUTBOX_TAIL_STALL_TIMEOUT_MS: '2000', OUTBOX_TAIL_SLOT_POLL_INTERVAL_MS: '200' }),
+    );
     await relay.waitForLog(isStreaming, 60_000);
-    const insert = () => query(db.url, `insert into outbox (aggregate_type, aggregate_id, event_type, payload) values ($1, 'k', 'E', '{"pad": "${'x'.repeat(2000)}"}')`, [type]);
+    const insert = () =>
+      query(db.url, `insert into outbox (aggregate_type, aggregate_id, event_type, payload) values ($1, 'k', 'E', '{"pad": "${'x'.repeat(2000)}"}')`, [type]);
     await insert();
     await collector.waitForDistinct(1);
     const health = async () => {
@@ -305,7 +373,10 @@ describe('PostgreSQL TLS (verify-full) and Kafka SASL_SSL + SCRAM', () => {
     } finally {
       process.kill(pid, 'SIGCONT');
     }
-    expect(stalled?.body).toMatchObject({ status: 'unhealthy', reason: expect.stringMatching(/^no confirm for \d+ s while the slot lag grew from \d+ to \d+ bytes \(state \w+\)$/) });
+    expect(stalled?.body).toMatchObject({
+      status: 'unhealthy',
+      reason: expect.stringMatching(/^no confirm for \d+ s while the slot lag grew from \d+ to \d+ bytes \(state \w+\)$/),
+    });
     const stallLog = await relay.waitForLog((l) => l.event === 'stall');
     expect(stallLog).toMatchObject({ level: 'error', code: 'STALLED', component: 'slot-monitor', slot });
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();

@@ -12,7 +12,11 @@ const relay = (slot: string, env: Record<string, string> = {}, args: string[] = 
 const collect = (topics: string[]) => bed.collect(topics);
 
 const insert = (type: string, aggregateId: string | null, payload = '{}') =>
-  query<{ id: string }>(bed.db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', $3) returning id::text`, [type, aggregateId, payload]).then((r) => r[0]!.id);
+  query<{ id: string }>(bed.db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', $3) returning id::text`, [
+    type,
+    aggregateId,
+    payload,
+  ]).then((r) => r[0]!.id);
 
 describe('startup errors', () => {
   it('exits 3 naming the slot and the fix when the slot is missing', async () => {

@@ -50,7 +50,11 @@ async function peekTransactions(url: string, slot: string): Promise<DecodedTxn[]
     const message: PgoutputMessage = decodePgoutput(row.data);
     const lsn = Lsn.parse(row.lsn);
     if (message.tag === 'begin') open = { beginLsn: lsn, commitLsn: message.finalLsn, endLsn: Lsn.of(0n), commitMessageLsn: Lsn.of(0n), aggregateIds: [] };
-    else if (message.tag === 'relation') columns.set(message.relationId, message.columns.map((c) => c.name));
+    else if (message.tag === 'relation')
+      columns.set(
+        message.relationId,
+        message.columns.map((c) => c.name),
+      );
     else if (message.tag === 'insert' && open) {
       const at = columns.get(message.relationId)?.indexOf('aggregate_id') ?? -1;
       const value = at >= 0 ? message.values[at] : null;
@@ -122,7 +126,9 @@ async function scenario(mode: Mode, variant: RelayVariant): Promise<Attempt> {
     // inserts (its first WAL record; ids are gen_random_uuid(), no sequence
     // record) and stays open.
     const insert = (key: string) => `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ('${type}', '${key}', 'E', '{}')`;
-    const results = (await t2.query(`begin; ${insert('t1')}; commit; select pg_current_wal_insert_lsn()::text as lsn; begin; ${insert('t2')};`)) as unknown as pg.QueryResult<{ lsn: string }>[];
+    const results = (await t2.query(
+      `begin; ${insert('t1')}; commit; select pg_current_wal_insert_lsn()::text as lsn; begin; ${insert('t2')};`,
+    )) as unknown as pg.QueryResult<{ lsn: string }>[];
     t2Open = true;
     const walInsertAfterT1Commit = Lsn.parse(results.find((r) => r.rows[0]?.lsn)!.rows[0]!.lsn);
     await collector.waitUntil((c) => c.records.some((r) => r.key === 't1'), 20_000, 't1');
@@ -140,7 +146,9 @@ async function scenario(mode: Mode, variant: RelayVariant): Promise<Attempt> {
       const other = new pg.Client({ connectionString: url });
       await other.connect();
       try {
-        const res = (await other.query(`begin; insert into ${OTHER_TABLE} values (1); commit; select pg_current_wal_insert_lsn()::text as lsn`)) as unknown as pg.QueryResult<{ lsn: string }>[];
+        const res = (await other.query(
+          `begin; insert into ${OTHER_TABLE} values (1); commit; select pg_current_wal_insert_lsn()::text as lsn`,
+        )) as unknown as pg.QueryResult<{ lsn: string }>[];
         walInsertAfterOtherCommit = Lsn.parse(res.at(-1)!.rows[0]!.lsn);
       } finally {
         await other.end();
@@ -168,7 +176,8 @@ async function scenario(mode: Mode, variant: RelayVariant): Promise<Attempt> {
     };
     if (t2Txn.beginLsn !== t1.endLsn) return { shapeMet: false, why: 'T2 did not begin at T1 end LSN (other WAL in between)', shape };
     if (walInsertAfterT1Commit !== t1.endLsn) return { shapeMet: false, why: 'insert position after T1 commit differs from T1 end LSN', shape };
-    if (mode === 'commit-at-keepalive' && t2Txn.commitLsn !== confirmTarget) return { shapeMet: false, why: 'T2 commit does not start at the keepalive LSN (other WAL in between)', shape };
+    if (mode === 'commit-at-keepalive' && t2Txn.commitLsn !== confirmTarget)
+      return { shapeMet: false, why: 'T2 commit does not start at the keepalive LSN (other WAL in between)', shape };
     if (resume !== expectedResume) return { shapeMet: false, why: `slot resumes at ${shape.resumeLsn}, not ${Lsn.format(expectedResume)}`, shape };
     const second = bed.relay(slot, { variant });
     await second.waitForLog(isStreaming);

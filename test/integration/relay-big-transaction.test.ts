@@ -37,7 +37,9 @@ describe('large transactions', () => {
       await collector.waitForDistinct(100_000, 240_000);
       await waitForConfirmed(db.url, slot, end, 60_000);
       const peak = relay.peakRssMb();
-      console.log(`100k-row transaction: relay peak RSS ${peak.toFixed(0)} MB (idle ${idle.toFixed(0)} MB), payload volume ~${((100_000 * 300) / 1e6).toFixed(0)} MB`);
+      console.log(
+        `100k-row transaction: relay peak RSS ${peak.toFixed(0)} MB (idle ${idle.toFixed(0)} MB), payload volume ~${((100_000 * 300) / 1e6).toFixed(0)} MB`,
+      );
       // A relay that buffered the whole transaction (or let the queue grow unbounded) would need far more.
       expect(peak).toBeLessThan(260); // measured: ~190 MB bounded, ~313 MB with unbounded in-flight limits
       expect(collector.records.length).toBe(100_000);

@@ -38,7 +38,11 @@ interface Row {
   created_at: string;
 }
 const selectRows = (where: string, params: unknown[]) =>
-  query<Row>(bed.db.url, `select id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, created_at::text as created_at from outbox where ${where} order by created_at, id`, params);
+  query<Row>(
+    bed.db.url,
+    `select id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, created_at::text as created_at from outbox where ${where} order by created_at, id`,
+    params,
+  );
 
 describe('relay delivery (real Postgres and Kafka)', () => {
   it('delivers 1,000 rows from 100 transactions once each, with topic, key, headers and byte-identical payload', async () => {
@@ -49,10 +53,13 @@ describe('relay delivery (real Postgres and Kafka)', () => {
     for (let t = 0; t < 100; t++) {
       await transaction(bed.db.url, async (c) => {
         for (let i = 0; i < 10; i++) {
-          await c.query(
-            `insert into outbox(aggregate_type, aggregate_id, event_type, payload, headers) values ($1, $2, $3, $4, $5)`,
-            [type, `order-${t % 7}`, i % 2 ? 'OrderCreated' : 'OrderPaid', JSON.stringify({ t, i, amount: t * 10 + i, tags: ['a', 'b'] }), JSON.stringify({ traceparent: `00-${t}-${i}`, attempt: 1 })],
-          );
+          await c.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload, headers) values ($1, $2, $3, $4, $5)`, [
+            type,
+            `order-${t % 7}`,
+            i % 2 ? 'OrderCreated' : 'OrderPaid',
+            JSON.stringify({ t, i, amount: t * 10 + i, tags: ['a', 'b'] }),
+            JSON.stringify({ traceparent: `00-${t}-${i}`, attempt: 1 }),
+          ]);
         }
       });
     }
@@ -138,7 +145,8 @@ describe('relay delivery (real Postgres and Kafka)', () => {
     const type = uniqueName('alter');
     const topic = `outbox.event.${type}`;
     const { collector } = await relayWithCollector([topic]);
-    const insert = (id: string) => query(bed.db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', '{"v": 1}')`, [type, id]);
+    const insert = (id: string) =>
+      query(bed.db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, $2, 'E', '{"v": 1}')`, [type, id]);
     await insert('before');
     await collector.waitForDistinct(1);
     await query(bed.db.url, `alter table outbox add column if not exists tenant text default 'acme'`);
@@ -152,7 +160,10 @@ describe('relay delivery (real Postgres and Kafka)', () => {
   it('relays a Debezium-style outbox table through the column mapping options', async () => {
     const table = uniqueName('dbz_outbox');
     const publication = uniqueName('dbz_pub');
-    await query(bed.db.url, `create table ${table} (id uuid primary key default gen_random_uuid(), aggregatetype varchar(255) not null, aggregateid varchar(255) not null, type varchar(255) not null, payload jsonb)`);
+    await query(
+      bed.db.url,
+      `create table ${table} (id uuid primary key default gen_random_uuid(), aggregatetype varchar(255) not null, aggregateid varchar(255) not null, type varchar(255) not null, payload jsonb)`,
+    );
     await query(bed.db.url, `create publication ${publication} for table ${table} with (publish = 'insert')`);
     const type = uniqueName('Customer');
     const topic = `outbox.event.${type}`;

@@ -78,7 +78,10 @@ describe('LSN safety', () => {
     const r = relay(slot, undefined, { OUTBOX_TAIL_STATUS_INTERVAL_MS: '600000' });
     await r.waitForLog(isStreaming);
     const before = await confirmedFlushLsn(bed.db.url, slot);
-    const end = await commitRows(type, Array.from({ length: 200 }, (_, i) => `k${i}`));
+    const end = await commitRows(
+      type,
+      Array.from({ length: 200 }, (_, i) => `k${i}`),
+    );
     await collector.waitForDistinct(200);
     expect(await confirmedFlushLsn(bed.db.url, slot)).toBe(before);
     r.child.kill('SIGTERM');

@@ -65,14 +65,19 @@ async function readSlot(slot: string, done: (messages: Pgoutput.Message[]) => bo
   return messages;
 }
 
-const inserts = (messages: Pgoutput.Message[]) =>
-  messages.filter((m): m is Pgoutput.MessageInsert => m.tag === 'insert');
+const inserts = (messages: Pgoutput.Message[]) => messages.filter((m): m is Pgoutput.MessageInsert => m.tag === 'insert');
 
 describe('logical replication slot round trip (pgoutput, publication outbox_tail)', () => {
   it('returns the rows of one committed transaction in order, with their column values, between one Begin and one Commit', async () => {
     const slot = await createSlot();
     const rows = [
-      { aggregate_type: 'order', aggregate_id: 'o-1', event_type: 'OrderPlaced', payload: { total: 12.5, items: [1, 2], note: 'ünïcødé ✓' }, headers: { traceparent: '00-abc-01' } },
+      {
+        aggregate_type: 'order',
+        aggregate_id: 'o-1',
+        event_type: 'OrderPlaced',
+        payload: { total: 12.5, items: [1, 2], note: 'ünïcødé ✓' },
+        headers: { traceparent: '00-abc-01' },
+      },
       { aggregate_type: 'order', aggregate_id: 'o-1', event_type: 'OrderPaid', payload: { paid: true }, headers: null },
       { aggregate_type: 'customer', aggregate_id: 'c-9', event_type: 'CustomerRenamed', payload: { name: "O'Brien" }, headers: { a: 'b' } },
     ];
@@ -110,10 +115,7 @@ describe('logical replication slot round trip (pgoutput, publication outbox_tail
     const slot = await createSlot();
     await client.query('BEGIN');
     for (let i = 0; i < 3; i++) {
-      await client.query(
-        "INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) VALUES ('phantom', $1, 'RolledBack', '{}')",
-        [`p-${i}`],
-      );
+      await client.query("INSERT INTO outbox (aggregate_type, aggregate_id, event_type, payload) VALUES ('phantom', $1, 'RolledBack', '{}')", [`p-${i}`]);
     }
     await client.query('ROLLBACK');
     const marker = await client.query<{ id: string }>(

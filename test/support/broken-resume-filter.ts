@@ -20,7 +20,8 @@ export async function installResumeFilter(databaseUrl: string, slot: string, log
   await client.connect();
   let resume: Lsn;
   try {
-    const row = (await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot])).rows[0];
+    const row = (await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot]))
+      .rows[0];
     resume = row?.lsn ? Lsn.parse(row.lsn) : Lsn.of(0n);
   } finally {
     await client.end();

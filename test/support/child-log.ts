@@ -50,7 +50,11 @@ export function followChildLog<L>(child: ChildProcess, exited: Promise<ChildExit
     stderr += chunk.toString();
     if (stderr.length > 100_000) stderr = stderr.slice(-50_000);
   });
-  const tail = () => `last lines:\n${lines.slice(-8).map((l) => JSON.stringify(l)).join('\n')}\nstderr: ${stderr.slice(-2000)}`;
+  const tail = () =>
+    `last lines:\n${lines
+      .slice(-8)
+      .map((l) => JSON.stringify(l))
+      .join('\n')}\nstderr: ${stderr.slice(-2000)}`;
   return {
     lines,
     stderr: () => stderr,

@@ -74,7 +74,9 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
   beforeAll(async () => {
     db = await createTestDatabase(stack);
     pool = new pg.Pool({ connectionString: db.url, max: 8 });
-    await pool.query(`create table effects (n bigserial primary key, consumer_group text not null, message_id text not null${withPayload ? ', payload jsonb' : ''})`);
+    await pool.query(
+      `create table effects (n bigserial primary key, consumer_group text not null, message_id text not null${withPayload ? ', payload jsonb' : ''})`,
+    );
     admin = kafka.admin();
     await admin.connect();
     producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
@@ -144,7 +146,9 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
     },
 
     async processedIds(groupId) {
-      const { rows } = await bed.pool.query<{ message_id: string }>('select message_id from processed_messages where consumer_group = $1 order by message_id', [groupId]);
+      const { rows } = await bed.pool.query<{ message_id: string }>('select message_id from processed_messages where consumer_group = $1 order by message_id', [
+        groupId,
+      ]);
       return rows.map((r) => r.message_id);
     },
 
@@ -157,7 +161,10 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
     },
 
     ended(c, ms = 30_000) {
-      return Promise.race([c.run(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`consumer ${c.groupId} still running after ${ms} ms`)), ms))]);
+      return Promise.race([
+        c.run(),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`consumer ${c.groupId} still running after ${ms} ms`)), ms)),
+      ]);
     },
 
     recordEffect(groupId, fail) {

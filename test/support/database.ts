@@ -23,7 +23,10 @@ export interface TestDatabase {
  * Kafka topic name.
  */
 export function uniqueName(prefix: string): string {
-  const clean = prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 40);
+  const clean = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 40);
   return `${clean}_${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
 }
 

@@ -38,7 +38,15 @@ export class KafkaCollector {
   protected accept(topic: string, partition: number, message: KafkaMessage): void {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString() : String(v);
-    this.records.push({ topic, partition, offset: message.offset, key: message.key?.toString() ?? null, value: message.value, headers, timestamp: Number(message.timestamp) });
+    this.records.push({
+      topic,
+      partition,
+      offset: message.offset,
+      key: message.key?.toString() ?? null,
+      value: message.value,
+      headers,
+      timestamp: Number(message.timestamp),
+    });
     if (headers.id) this.ids.add(headers.id);
     for (const w of this.waiters.splice(0)) w();
   }

@@ -28,12 +28,7 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
  * Reads `topic` from the beginning with a fresh consumer group until `count`
  * messages arrived (or `timeoutMs` passed: then it throws, saying how many came).
  */
-export async function readTopic(
-  stack: { brokers: string[] },
-  topic: string,
-  count: number,
-  timeoutMs = 60_000,
-): Promise<CollectedMessage[]> {
+export async function readTopic(stack: { brokers: string[] }, topic: string, count: number, timeoutMs = 60_000): Promise<CollectedMessage[]> {
   // Silent: right after a broker (re)start kafkajs logs retriable errors
   // ("coordinator is loading") at ERROR level; a real failure throws below.
   const consumer = kafkaFor(stack, 'outbox-tail-test-reader', { logLevel: logLevel.NOTHING }).consumer({
@@ -45,10 +40,7 @@ export async function readTopic(
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`readTopic(${topic}): ${messages.length} of ${count} messages within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => reject(new Error(`readTopic(${topic}): ${messages.length} of ${count} messages within ${timeoutMs} ms`)), timeoutMs);
       consumer
         .run({
           eachMessage: async ({ topic: t, partition, message }) => {

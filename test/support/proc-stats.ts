@@ -78,12 +78,13 @@ export function cpuWindow(pids: { relay?: number | null; walsender?: number | nu
   const start = sample();
   return (events) => {
     const end = sample();
-    const per = (a: number | null, b: number | null) => (a === null || b === null || events <= 0 ? null : Math.round(((b - a) * 1e6) / events * 10) / 10);
+    const per = (a: number | null, b: number | null) => (a === null || b === null || events <= 0 ? null : Math.round((((b - a) * 1e6) / events) * 10) / 10);
     const relay = per(start.relay, end.relay);
     const walsender = per(start.walsender, end.walsender);
     const broker = per(start.broker, end.broker);
     const machine = start.machine && end.machine ? per(start.machine.busy, end.machine.busy) : null;
-    const other = machine === null || relay === null || walsender === null || broker === null ? null : Math.round((machine - relay - walsender - broker) * 10) / 10;
+    const other =
+      machine === null || relay === null || walsender === null || broker === null ? null : Math.round((machine - relay - walsender - broker) * 10) / 10;
     const seconds = (end.at - start.at) / 1000;
     const busyCores = start.machine && end.machine && seconds > 0 ? Math.round(((end.machine.busy - start.machine.busy) / seconds) * 100) / 100 : null;
     return { seconds: Math.round(seconds * 100) / 100, us_per_event: { relay, walsender, broker, other }, machine_busy_cores: busyCores, cores: cpus().length };

@@ -16,7 +16,14 @@ const file = (name: string, text: string) => {
 describe('config resolution', () => {
   it('applies defaults from the one schema', () => {
     const c = resolveConfig({});
-    expect(c).toMatchObject({ publication: 'outbox_tail', table: 'public.outbox', topic: 'outbox.event.{aggregate_type}', onOversize: 'fail', createSlot: false, brokers: ['localhost:9092'] });
+    expect(c).toMatchObject({
+      publication: 'outbox_tail',
+      table: 'public.outbox',
+      topic: 'outbox.event.{aggregate_type}',
+      onOversize: 'fail',
+      createSlot: false,
+      brokers: ['localhost:9092'],
+    });
   });
 
   it('takes flags over env over file over defaults', () => {

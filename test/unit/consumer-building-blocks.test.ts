@@ -59,7 +59,9 @@ describe('SQL building', () => {
       { id: 'e-1', aggregateType: 'order', aggregateId: 'o-1', eventType: 'E', payload: '[1,2]', headers: { tenant: 'acme' } },
       { table: 'events.out', columns: { id: 'event_id', payload: 'body', headers: 'meta' } },
     );
-    expect(sql).toBe('insert into "events"."out" ("event_id", "aggregate_type", "aggregate_id", "event_type", "body", "meta") values ($1, $2, $3, $4, $5::jsonb, $6::jsonb)');
+    expect(sql).toBe(
+      'insert into "events"."out" ("event_id", "aggregate_type", "aggregate_id", "event_type", "body", "meta") values ($1, $2, $3, $4, $5::jsonb, $6::jsonb)',
+    );
     expect(values).toEqual(['e-1', 'order', 'o-1', 'E', '[1,2]', '{"tenant":"acme"}']);
   });
 
@@ -85,7 +87,13 @@ describe('dead-letter record', () => {
       failedAt: new Date('2026-11-30T00:00:00Z'),
     });
     expect(m.key).toBe('o-1');
-    expect(m.headers).toMatchObject({ id: 'e-1', original_topic: 'outbox.event.order', original_partition: '2', original_offset: '17', consumer_group: 'billing' });
+    expect(m.headers).toMatchObject({
+      id: 'e-1',
+      original_topic: 'outbox.event.order',
+      original_partition: '2',
+      original_offset: '17',
+      consumer_group: 'billing',
+    });
     const body = JSON.parse(m.value as string) as Record<string, unknown>;
     expect(body).toMatchObject({ id: 'e-1', original_partition: 2, original_offset: '17', attempts: 5, failed_at: '2026-11-30T00:00:00.000Z' });
     expect((body.error as string).length).toBeLessThanOrEqual(2001);

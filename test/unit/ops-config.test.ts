@@ -46,7 +46,9 @@ describe('operations options', () => {
     expect(c.kafkaSsl).toBe(false);
     expect(resolveConfig({ env: { OUTBOX_TAIL_METRICS_LISTEN: '[::1]:9000' } }).metricsListen).toBe('[::1]:9000');
     expect(resolveConfig({ flags: { metricsListen: 'off' } }).metricsListen).toBe('off');
-    expect(configError(() => resolveConfig({ flags: { metricsListen: '9464' } }))).toMatch(/--metrics-listen \/ OUTBOX_TAIL_METRICS_LISTEN: expected host:port/);
+    expect(configError(() => resolveConfig({ flags: { metricsListen: '9464' } }))).toMatch(
+      /--metrics-listen \/ OUTBOX_TAIL_METRICS_LISTEN: expected host:port/,
+    );
   });
 
   it('reads secrets from files, trimmed, and refuses a value and a file together', () => {
@@ -55,20 +57,26 @@ describe('operations options', () => {
     const c = resolveConfig({ flags: { databaseUrlFile: url, saslPasswordFile: pw, saslMechanism: 'scram-sha-512', saslUsername: 'relay' } });
     expect(c.databaseUrl).toBe('postgres://relay:s3cret@db:5432/app');
     expect(c.saslPassword).toBe('kafka-s3cret');
-    expect(configError(() => resolveConfig({ env: { DATABASE_URL: 'postgres://x/y' }, flags: { databaseUrlFile: url } }))).toMatch(/give either databaseUrl or databaseUrlFile/);
+    expect(configError(() => resolveConfig({ env: { DATABASE_URL: 'postgres://x/y' }, flags: { databaseUrlFile: url } }))).toMatch(
+      /give either databaseUrl or databaseUrlFile/,
+    );
     const missing = configError(() => resolveConfig({ env: { OUTBOX_TAIL_SASL_PASSWORD_FILE: join(dir, 'nope') } }));
     expect(missing).toMatch(/--sasl-password-file \/ OUTBOX_TAIL_SASL_PASSWORD_FILE: cannot read .*nope: ENOENT/);
   });
 
   it('requires the SASL user and password with a mechanism, and TLS cert with key', () => {
     expect(configError(() => resolveConfig({ flags: { saslMechanism: 'plain' } }))).toMatch(/saslUsername.*required|--sasl-username/);
-    expect(configError(() => resolveConfig({ flags: { saslMechanism: 'scram-sha-256', saslUsername: 'u' } }))).toMatch(/--sasl-password \/ OUTBOX_TAIL_SASL_PASSWORD: required/);
+    expect(configError(() => resolveConfig({ flags: { saslMechanism: 'scram-sha-256', saslUsername: 'u' } }))).toMatch(
+      /--sasl-password \/ OUTBOX_TAIL_SASL_PASSWORD: required/,
+    );
     expect(configError(() => resolveConfig({ flags: { saslMechanism: 'gssapi', saslUsername: 'u', saslPassword: 'p' } }))).toMatch(/--sasl-mechanism/);
     expect(configError(() => resolveConfig({ flags: { pgSslcert: '/c.pem' } }))).toMatch(/--pg-sslkey/);
   });
 
   it('never logs a secret: config redaction plus logger redaction', () => {
-    const c = resolveConfig({ flags: { databaseUrl: 'postgres://relay:db-s3cret@db/app', saslMechanism: 'plain', saslUsername: 'relay', saslPassword: 'pass:word' } });
+    const c = resolveConfig({
+      flags: { databaseUrl: 'postgres://relay:db-s3cret@db/app', saslMechanism: 'plain', saslUsername: 'relay', saslPassword: 'pass:word' },
+    });
     let out = '';
     const sink = new Writable({ write: (chunk, _enc, done) => ((out += chunk.toString()), done()) });
     const logger = createLogger('info', sink);
@@ -90,12 +98,22 @@ describe('PostgreSQL TLS settings', () => {
   const base = { connectTimeoutMs: 1000 };
 
   it('maps sslmode like libpq, and the options win over the URL', () => {
-    const full = pgConnection({ ...base, databaseUrl: 'postgres://u:p@db.internal/app?sslmode=disable&sslrootcert=/x', pgSslmode: 'verify-full', pgSslrootcert: ca, pgSslcert: cert, pgSslkey: key });
+    const full = pgConnection({
+      ...base,
+      databaseUrl: 'postgres://u:p@db.internal/app?sslmode=disable&sslrootcert=/x',
+      pgSslmode: 'verify-full',
+      pgSslrootcert: ca,
+      pgSslcert: cert,
+      pgSslkey: key,
+    });
     expect(full.connectionString).toBe('postgres://u:p@db.internal/app');
     expect(full.ssl).toMatchObject({ rejectUnauthorized: true, ca: expect.stringContaining('CA'), cert: 'CERT', key: 'KEY' });
     expect((full.ssl as { checkServerIdentity?: unknown }).checkServerIdentity).toBeUndefined();
 
-    const verifyCa = pgConnection({ ...base, pgSslmode: 'verify-ca', pgSslrootcert: ca }).ssl as { rejectUnauthorized: boolean; checkServerIdentity: () => unknown };
+    const verifyCa = pgConnection({ ...base, pgSslmode: 'verify-ca', pgSslrootcert: ca }).ssl as {
+      rejectUnauthorized: boolean;
+      checkServerIdentity: () => unknown;
+    };
     expect(verifyCa.rejectUnauthorized).toBe(true);
     expect(verifyCa.checkServerIdentity()).toBeUndefined();
 
@@ -110,7 +128,9 @@ describe('PostgreSQL TLS settings', () => {
   });
 
   it('reports an unreadable certificate file as a config error naming the flag', () => {
-    expect(configError(() => pgConnection({ ...base, pgSslmode: 'verify-full', pgSslrootcert: join(dir, 'missing.pem') }))).toMatch(/cannot read --pg-sslrootcert file .*missing\.pem: ENOENT/);
+    expect(configError(() => pgConnection({ ...base, pgSslmode: 'verify-full', pgSslrootcert: join(dir, 'missing.pem') }))).toMatch(
+      /cannot read --pg-sslrootcert file .*missing\.pem: ENOENT/,
+    );
   });
 });
 
@@ -162,7 +182,9 @@ describe('durations in milliseconds', () => {
     const warn = () => undefined;
     expect(resolveConfig({ flags: { stallTimeout: 3 }, env: { OUTBOX_TAIL_STALL_TIMEOUT_MS: '5000' }, warn }).stallTimeoutMs).toBe(3000);
     expect(resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: '3', OUTBOX_TAIL_STALL_TIMEOUT_MS: '5000' }, warn }).stallTimeoutMs).toBe(5000);
-    expect(configError(() => resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: 'soon' }, warn }))).toMatch(/--stall-timeout-ms \/ OUTBOX_TAIL_STALL_TIMEOUT_MS: .*given "soon" by env OUTBOX_TAIL_STALL_TIMEOUT/);
+    expect(configError(() => resolveConfig({ env: { OUTBOX_TAIL_STALL_TIMEOUT: 'soon' }, warn }))).toMatch(
+      /--stall-timeout-ms \/ OUTBOX_TAIL_STALL_TIMEOUT_MS: .*given "soon" by env OUTBOX_TAIL_STALL_TIMEOUT/,
+    );
   });
 
   it('prints each deprecation warning once per process by default', () => {

@@ -31,7 +31,11 @@ describe('StallDetector', () => {
     expect(d.update({ now: T + 1, state: 'reconnecting', confirmedLsn: Lsn.of(100n), lagBytes: 9500 })).toMatchObject({ stalled: true, changed: false });
     // lag unknown (poll failed): the verdict stays
     expect(d.update({ now: T + 2, state: 'reconnecting', confirmedLsn: Lsn.of(100n), lagBytes: null }).stalled).toBe(true);
-    expect(d.update({ now: T + 3, state: 'streaming', confirmedLsn: Lsn.of(200n), lagBytes: 9500 })).toMatchObject({ stalled: false, changed: true, reason: null });
+    expect(d.update({ now: T + 3, state: 'streaming', confirmedLsn: Lsn.of(200n), lagBytes: 9500 })).toMatchObject({
+      stalled: false,
+      changed: true,
+      reason: null,
+    });
   });
 
   it('never calls a standby stalled', () => {
@@ -89,7 +93,13 @@ describe('metrics server', () => {
   });
 
   it('fails to start on a port in use, with the address in the error', async () => {
-    server = await startMetricsServer({ listen: '127.0.0.1:0', registry: new Registry(), health: () => ({ healthy: true, ready: true, state: 'streaming', reason: null }) });
-    await expect(startMetricsServer({ listen: server.address, registry: new Registry(), health: () => ({ healthy: true, ready: true, state: 'x', reason: null }) })).rejects.toThrow(/EADDRINUSE/);
+    server = await startMetricsServer({
+      listen: '127.0.0.1:0',
+      registry: new Registry(),
+      health: () => ({ healthy: true, ready: true, state: 'streaming', reason: null }),
+    });
+    await expect(
+      startMetricsServer({ listen: server.address, registry: new Registry(), health: () => ({ healthy: true, ready: true, state: 'x', reason: null }) }),
+    ).rejects.toThrow(/EADDRINUSE/);
   });
 });

@@ -129,7 +129,16 @@ describe('relay metrics', () => {
 describe('registerConsumerMetrics', () => {
   it('exposes the consumer counters and state from its stats object', async () => {
     const registry = new Registry();
-    const stats = { state: 'running', processed: 10, duplicatesSkipped: 2, handlerFailures: 1, deadLettered: 1, poisonRecords: 0, transientRetries: 0, offsetCommits: 4 };
+    const stats = {
+      state: 'running',
+      processed: 10,
+      duplicatesSkipped: 2,
+      handlerFailures: 1,
+      deadLettered: 1,
+      poisonRecords: 0,
+      transientRetries: 0,
+      offsetCommits: 4,
+    };
     registerConsumerMetrics(registry, stats);
     let text = await registry.metrics();
     expect(sample(text, 'outbox_tail_consumer_processed_total')).toBe(10);
@@ -145,7 +154,7 @@ describe('registerConsumerMetrics', () => {
     expect(sample(text, 'outbox_tail_consumer_state{state="stopped"}')).toBe(1);
   });
 
-  it('accepts the consumer module\'s ConsumerStats', async () => {
+  it("accepts the consumer module's ConsumerStats", async () => {
     const registry = new Registry();
     const stats = new ConsumerStats();
     registerConsumerMetrics(registry, stats);

@@ -6,7 +6,10 @@ import { RelayStats } from '../../src/relay/relay-stats.js';
 import { captureLogs as capture } from '../support/log-capture.js';
 
 // The slot monitor polls a PostgreSQL that is not there (port 1): its failures are logged, never thrown.
-const config = (metricsListen: string) => ({ ...resolveConfig({ flags: { slot: 'ops_unit', databaseUrl: 'postgres://u@127.0.0.1:1/db', metricsListen, connectTimeoutMs: 200 } }), slot: 'ops_unit' });
+const config = (metricsListen: string) => ({
+  ...resolveConfig({ flags: { slot: 'ops_unit', databaseUrl: 'postgres://u@127.0.0.1:1/db', metricsListen, connectTimeoutMs: 200 } }),
+  slot: 'ops_unit',
+});
 
 describe('RelayObservability', () => {
   let blocker: Server | undefined;

@@ -62,8 +62,11 @@ describe('systemd unit docker/outbox-tail.service', () => {
     // longer than the graceful drain (shutdownTimeoutMs), so SIGKILL never cuts a clean stop short
     expect(Number(directive('TimeoutStopSec')[0])).toBeGreaterThan(defaults.shutdownTimeoutMs / 1000);
     // secrets come as credentials, through the *_FILE options
-    expect(directive('Environment')).toEqual(expect.arrayContaining(['OUTBOX_TAIL_DATABASE_URL_FILE=%d/database-url', 'OUTBOX_TAIL_SASL_PASSWORD_FILE=%d/sasl-password']));
-    for (const env of directive('Environment')) expect(KNOWN_ENV.has(env.split('=')[0]!) || env.startsWith('NODE_ENV=') || env.startsWith('NODE_OPTIONS=')).toBe(true);
+    expect(directive('Environment')).toEqual(
+      expect.arrayContaining(['OUTBOX_TAIL_DATABASE_URL_FILE=%d/database-url', 'OUTBOX_TAIL_SASL_PASSWORD_FILE=%d/sasl-password']),
+    );
+    for (const env of directive('Environment'))
+      expect(KNOWN_ENV.has(env.split('=')[0]!) || env.startsWith('NODE_ENV=') || env.startsWith('NODE_OPTIONS=')).toBe(true);
   });
 
   it('has a low exposure score in systemd-analyze security', () => {
@@ -78,7 +81,18 @@ describe('systemd unit docker/outbox-tail.service', () => {
 
 describe('docker/docker-compose.yml', () => {
   const compose = parseYaml(read('docker-compose.yml')) as {
-    services: Record<string, { image?: string; build?: { context: string; dockerfile: string }; command?: string[]; environment?: Record<string, string>; volumes?: string[]; secrets?: string[]; depends_on?: Record<string, unknown> }>;
+    services: Record<
+      string,
+      {
+        image?: string;
+        build?: { context: string; dockerfile: string };
+        command?: string[];
+        environment?: Record<string, string>;
+        volumes?: string[];
+        secrets?: string[];
+        depends_on?: Record<string, unknown>;
+      }
+    >;
     secrets: Record<string, { file: string }>;
   };
   const services = compose.services;
@@ -170,7 +184,10 @@ describe('docker/Dockerfile', () => {
     expect(ignore[0]).toBe('**');
     const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1));
     const letThrough = (path: string) =>
-      allowed.some((pattern) => pattern === path || (pattern.endsWith('/**') && path === pattern.slice(0, -3)) || (pattern.endsWith('/*.sql') && path === pattern.slice(0, -6)));
+      allowed.some(
+        (pattern) =>
+          pattern === path || (pattern.endsWith('/**') && path === pattern.slice(0, -3)) || (pattern.endsWith('/*.sql') && path === pattern.slice(0, -6)),
+      );
     const copies = instructions.filter((l) => /^COPY /.test(l) && !/--from=/.test(l));
     expect(copies.length).toBeGreaterThan(3);
     for (const copy of copies) {
@@ -193,7 +210,10 @@ describe('example configuration', () => {
     for (const p of paths) {
       const target = join(dir, p);
       mkdirSync(join(target, '..'), { recursive: true });
-      writeFileSync(target, p.includes('database-url') ? 'postgres://outbox_tail:pw@db.internal:5432/app\n' : p.includes('sasl-password') ? 'kafka-password\n' : 'PEM\n');
+      writeFileSync(
+        target,
+        p.includes('database-url') ? 'postgres://outbox_tail:pw@db.internal:5432/app\n' : p.includes('sasl-password') ? 'kafka-password\n' : 'PEM\n',
+      );
     }
     return { text: text.replaceAll('/etc/outbox-tail/', `${dir}/etc/outbox-tail/`), dir };
   }

@@ -4,7 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { countOrderViolations } from '../crash/crash-harness.js';
 
-const record = (id: string, key: string, commitLsn: string, eventType = 'OrderCreated') => ({ key, headers: { id, commit_lsn: commitLsn, event_type: eventType } });
+const record = (id: string, key: string, commitLsn: string, eventType = 'OrderCreated') => ({
+  key,
+  headers: { id, commit_lsn: commitLsn, event_type: eventType },
+});
 
 describe('the I5 order recount (countOrderViolations)', () => {
   it('finds none when each key arrives in commit order, whatever the interleaving of keys', () => {

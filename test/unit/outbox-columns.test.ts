@@ -48,7 +48,15 @@ describe('outbox columns', () => {
       columnHeaders: 'meta',
       columnCreatedAt: 'at',
     });
-    expect(mapping).toEqual({ id: 'event_id', aggregateType: 'kind', aggregateId: 'entity', eventType: 'type', payload: 'body', headers: 'meta', createdAt: 'at' });
+    expect(mapping).toEqual({
+      id: 'event_id',
+      aggregateType: 'kind',
+      aggregateId: 'entity',
+      eventType: 'type',
+      payload: 'body',
+      headers: 'meta',
+      createdAt: 'at',
+    });
     expect(REQUIRED_COLUMNS.map((key) => mapping[key])).toEqual(['event_id', 'kind', 'entity', 'type', 'body']);
   });
 });

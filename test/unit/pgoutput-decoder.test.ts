@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
 import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
 
-const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<string, { lsn: string; hex: string }[]>;
+const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { lsn: string; hex: string }[]
+>;
 const decode = (name: string): PgoutputMessage[] => fixtures[name]!.map((m) => decodePgoutput(Buffer.from(m.hex, 'hex')));
 
 describe('pgoutput decoder on recorded PostgreSQL 15 bytes', () => {

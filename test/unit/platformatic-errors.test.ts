@@ -38,7 +38,11 @@ describe('classifyPlatformaticError', () => {
   });
 
   it('retries when the brokers cannot be reached or time out', () => {
-    for (const error of [new NetworkError('Connection to 127.0.0.1:9 failed'), new TimeoutError('Request timed out'), new MultipleErrors('all brokers', [new NetworkError('ECONNREFUSED')])]) {
+    for (const error of [
+      new NetworkError('Connection to 127.0.0.1:9 failed'),
+      new TimeoutError('Request timed out'),
+      new MultipleErrors('all brokers', [new NetworkError('ECONNREFUSED')]),
+    ]) {
       const e = classifyPlatformaticError(error, 'connecting');
       expect(e).toMatchObject({ code: 'KAFKA_UNREACHABLE', retriable: true, cause: error });
       expect(e.hint).toBe('check --brokers and that the Kafka brokers are up and reachable');
@@ -62,8 +66,13 @@ describe('classifyPlatformaticError', () => {
     const e = classifyPlatformaticError(produceFailed(10, 'too big'), 'publishing 1 record(s) to t');
     expect(e.message).toMatch(/^publishing 1 record\(s\) to t: MESSAGE_TOO_LARGE: /);
     expect(classifyPlatformaticError(new NetworkError('ECONNREFUSED'), 'connecting')).toMatchObject({ message: 'connecting: PLT_KFK_NETWORK: ECONNREFUSED' });
-    const many = new MultipleErrors('m', Array.from({ length: 8 }, (_, i) => new NetworkError(`n${i}`)));
-    expect(classifyPlatformaticError(many, 'c').message).toBe('c: PLT_KFK_NETWORK: n0 <- PLT_KFK_NETWORK: n1 <- PLT_KFK_NETWORK: n2 <- PLT_KFK_NETWORK: n3 <- PLT_KFK_NETWORK: n4');
+    const many = new MultipleErrors(
+      'm',
+      Array.from({ length: 8 }, (_, i) => new NetworkError(`n${i}`)),
+    );
+    expect(classifyPlatformaticError(many, 'c').message).toBe(
+      'c: PLT_KFK_NETWORK: n0 <- PLT_KFK_NETWORK: n1 <- PLT_KFK_NETWORK: n2 <- PLT_KFK_NETWORK: n3 <- PLT_KFK_NETWORK: n4',
+    );
   });
 
   it('stops following a cyclic or very deep error tree', () => {

@@ -61,7 +61,10 @@ describe('bad-row policies', () => {
   const row: MalformedRow = { id: 'r1', reason: 'column(s) payload NULL', table: 'public.outbox', txn };
 
   it('resolves the dead-letter topic once, and refuses dead-letter without one', () => {
-    expect(badRowPolicies({ onOversize: 'fail', onMalformed: 'dead-letter', deadLetterTopic: 'dlq' })).toEqual({ oversize: { action: 'fail' }, malformed: { action: 'dead-letter', topic: 'dlq' } });
+    expect(badRowPolicies({ onOversize: 'fail', onMalformed: 'dead-letter', deadLetterTopic: 'dlq' })).toEqual({
+      oversize: { action: 'fail' },
+      malformed: { action: 'dead-letter', topic: 'dlq' },
+    });
     expect(() => badRowPolicies({ onOversize: 'dead-letter', onMalformed: 'fail' })).toThrow(/--on-oversize=dead-letter needs --dead-letter-topic/);
   });
 
@@ -74,13 +77,23 @@ describe('bad-row policies', () => {
       }
       throw new Error('accepted');
     };
-    expect(refusal({ onOversize: 'dead-letter', onMalformed: 'fail' })).toMatchObject({ code: 'CONFIG_INVALID', exitCode: 2, message: '--on-oversize=dead-letter needs --dead-letter-topic' });
-    expect(refusal({ onOversize: 'fail', onMalformed: 'dead-letter', deadLetterTopic: '' })).toMatchObject({ code: 'CONFIG_INVALID', exitCode: 2, message: '--on-malformed=dead-letter needs --dead-letter-topic' });
+    expect(refusal({ onOversize: 'dead-letter', onMalformed: 'fail' })).toMatchObject({
+      code: 'CONFIG_INVALID',
+      exitCode: 2,
+      message: '--on-oversize=dead-letter needs --dead-letter-topic',
+    });
+    expect(refusal({ onOversize: 'fail', onMalformed: 'dead-letter', deadLetterTopic: '' })).toMatchObject({
+      code: 'CONFIG_INVALID',
+      exitCode: 2,
+      message: '--on-malformed=dead-letter needs --dead-letter-topic',
+    });
   });
 
   it('halts on a malformed row without a readable id naming it "(unreadable)", and says how to go on', () => {
     const error = malformedRowError({ ...row, id: null });
-    expect(error.message).toBe('outbox row id=(unreadable) in public.outbox is malformed: column(s) payload NULL (commit LSN 0/1925E80); the slot is not confirmed past it');
+    expect(error.message).toBe(
+      'outbox row id=(unreadable) in public.outbox is malformed: column(s) payload NULL (commit LSN 0/1925E80); the slot is not confirmed past it',
+    );
     expect(error.hint).toBe('fix the row or the --column-* mapping, or run with --on-malformed=dead-letter --dead-letter-topic=<topic>');
   });
 
@@ -99,7 +112,9 @@ describe('bad-row policies', () => {
     expect(oversizeDecision({ action: 'fail' }, true)).toEqual({ action: 'halt' });
     const error = oversizeError({ id: 'e1', bytes: 2_000_000, topic: 'outbox.event.order', txn }, new Error('too large'));
     expect(error).toMatchObject({ code: 'MESSAGE_TOO_LARGE', retriable: false, exitCode: 5 });
-    expect(error.message).toBe('outbox row id=e1 (2000000 bytes, topic outbox.event.order, commit LSN 0/1925E80) is larger than Kafka accepts; the slot is not confirmed past it');
+    expect(error.message).toBe(
+      'outbox row id=e1 (2000000 bytes, topic outbox.event.order, commit LSN 0/1925E80) is larger than Kafka accepts; the slot is not confirmed past it',
+    );
     expect(error.hint).toBe("raise the broker's or topic's max.message.bytes, or run with --on-oversize=dead-letter --dead-letter-topic=<topic>");
     expect(error.cause).toEqual(new Error('too large'));
   });

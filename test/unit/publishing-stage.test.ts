@@ -13,16 +13,54 @@ let seq = 0;
 const txn = (): Transaction => ({ seq: ++seq, xid: seq, commitLsn: Lsn.of(BigInt(seq * 100)), commitTime: 0n, endLsn: null });
 const event = (t: Transaction, id: string, payload = '{}'): PipelineItem => ({
   kind: 'event',
-  event: { id, aggregateType: 'order', aggregateId: `k-${id}`, eventType: 'E', payload: Buffer.from(payload), headers: {}, createdAt: null, table: 'public.outbox', txn: t } satisfies OutboxEvent,
+  event: {
+    id,
+    aggregateType: 'order',
+    aggregateId: `k-${id}`,
+    eventType: 'E',
+    payload: Buffer.from(payload),
+    headers: {},
+    createdAt: null,
+    table: 'public.outbox',
+    txn: t,
+  } satisfies OutboxEvent,
 });
-const malformed = (t: Transaction, id: string): PipelineItem => ({ kind: 'malformed', row: { id, reason: 'column(s) payload NULL', table: 'public.outbox', txn: t } });
+const malformed = (t: Transaction, id: string): PipelineItem => ({
+  kind: 'malformed',
+  row: { id, reason: 'column(s) payload NULL', table: 'public.outbox', txn: t },
+});
 
 /** A stage over a checkpointer, a recording sink and a fake flow control. */
-function bed(options: { config?: Partial<Parameters<typeof badRowPolicies>[0]>; limits?: Partial<ConstructorParameters<typeof PublishingStage>[0]['limits']>; refuse?: (records: readonly SinkRecord[]) => Error | null } = {}) {
+function bed(
+  options: {
+    config?: Partial<Parameters<typeof badRowPolicies>[0]>;
+    limits?: Partial<ConstructorParameters<typeof PublishingStage>[0]['limits']>;
+    refuse?: (records: readonly SinkRecord[]) => Error | null;
+  } = {},
+) {
   const checkpointer = new Checkpointer();
   const sent: string[][] = [];
-  const flow = { paused: 0, resumed: 0, isPaused: false, pause() { this.paused++; this.isPaused = true; }, resume() { this.resumed++; this.isPaused = false; } };
-  const counters: PublishCounters & { published: string[] } = { eventsReceived: 0, recordsPublished: 0, deadLettered: 0, batches: 0, published: [], onPublished: (topic) => counters.published.push(topic) };
+  const flow = {
+    paused: 0,
+    resumed: 0,
+    isPaused: false,
+    pause() {
+      this.paused++;
+      this.isPaused = true;
+    },
+    resume() {
+      this.resumed++;
+      this.isPaused = false;
+    },
+  };
+  const counters: PublishCounters & { published: string[] } = {
+    eventsReceived: 0,
+    recordsPublished: 0,
+    deadLettered: 0,
+    batches: 0,
+    published: [],
+    onPublished: (topic) => counters.published.push(topic),
+  };
   let confirms = 0;
   const stage = new PublishingStage({
     sink: {
@@ -61,7 +99,10 @@ describe('PublishingStage', () => {
     expect(b.checkpointer.safeLsn).toBe(0n);
     b.stage.drain();
     await b.stage.run();
-    expect(b.sent).toEqual([['a', 'b'], ['c', 'd']]);
+    expect(b.sent).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
     expect(b.checkpointer.safeLsn).toBe(t2.endLsn);
     expect(b.counters).toMatchObject({ eventsReceived: 4, recordsPublished: 4, batches: 2, deadLettered: 0 });
   });
@@ -113,7 +154,10 @@ describe('PublishingStage', () => {
   });
 
   it('replaces a record Kafka refuses alone with a dead-letter pointer under dead-letter', async () => {
-    const b = bed({ config: { onOversize: 'dead-letter', deadLetterTopic: 'dlq' }, refuse: (records) => (records.some((r) => r.value.length > 200) ? tooLarge() : null) });
+    const b = bed({
+      config: { onOversize: 'dead-letter', deadLetterTopic: 'dlq' },
+      refuse: (records) => (records.some((r) => r.value.length > 200) ? tooLarge() : null),
+    });
     const t = txn();
     b.push(t, event(t, 'a'), event(t, 'huge', `"${'x'.repeat(200)}"`), event(t, 'c'));
     b.stage.drain();

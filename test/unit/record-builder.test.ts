@@ -49,7 +49,8 @@ describe('RecordBuilder', () => {
   });
 
   it('builds the same headers and size without user headers, with and without created_at', () => {
-    const sized = (h: Record<string, string>, e: OutboxEvent) => 70 + e.payload.length + e.aggregateId.length + Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length + 2, 0);
+    const sized = (h: Record<string, string>, e: OutboxEvent) =>
+      70 + e.payload.length + e.aggregateId.length + Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length + 2, 0);
     for (const createdAt of ['2026-11-30 00:00:00+00', null]) {
       const e = event({ headers: {}, createdAt });
       const r = new RecordBuilder('outbox.event.{aggregate_type}').build(e);
@@ -78,7 +79,14 @@ describe('RecordBuilder', () => {
   it('makes dead-letter pointers without the payload', () => {
     const r = new RecordBuilder('t').deadLetter(event({ payload: Buffer.from('SECRET') }), 'oversize: 2000000 bytes', 'outbox.event.order', 'dlq');
     expect(r.topic).toBe('dlq');
-    expect(JSON.parse(r.value.toString())).toEqual({ id: 'e1', reason: 'oversize: 2000000 bytes', table: 'public.outbox', commit_lsn: '0/1925E80', xid: 7, original_topic: 'outbox.event.order' });
+    expect(JSON.parse(r.value.toString())).toEqual({
+      id: 'e1',
+      reason: 'oversize: 2000000 bytes',
+      table: 'public.outbox',
+      commit_lsn: '0/1925E80',
+      xid: 7,
+      original_topic: 'outbox.event.order',
+    });
     expect(r.value.toString()).not.toContain('SECRET');
   });
 });

@@ -83,7 +83,9 @@ describe('RowMapper', () => {
 
   it('keeps only the string entries of the headers object', () => {
     const mapper = mapperFor(FULL);
-    const e = event(mapper.map(row('e1', 'order', 'o-1', 'Created', '{}', '{"trace":"abc","n":1,"flag":true,"nested":{"x":"y"},"none":null,"span":"s"}', null), TXN));
+    const e = event(
+      mapper.map(row('e1', 'order', 'o-1', 'Created', '{}', '{"trace":"abc","n":1,"flag":true,"nested":{"x":"y"},"none":null,"span":"s"}', null), TXN),
+    );
     expect(e.headers).toEqual({ trace: 'abc', span: 's' });
   });
 

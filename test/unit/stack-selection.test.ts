@@ -26,9 +26,7 @@ describe('chooseProvider', () => {
   });
 
   it('rejects an external request without connection details, naming the variables to set', async () => {
-    await expect(chooseProvider('external', false, neverProbe)).rejects.toThrow(
-      /OUTBOX_TAIL_TEST_DATABASE_URL and OUTBOX_TAIL_TEST_BROKERS/,
-    );
+    await expect(chooseProvider('external', false, neverProbe)).rejects.toThrow(/OUTBOX_TAIL_TEST_DATABASE_URL and OUTBOX_TAIL_TEST_BROKERS/);
   });
 });
 

@@ -77,7 +77,9 @@ describe('StatusSender', () => {
     expect(b.sentStatus).toEqual([{ lsn: 0n, reply: true }]);
     b.channel.silentForMs = 60_000;
     b.sender.tick();
-    expect(b.dead).toEqual(['PG_UNREACHABLE replication slot s: PostgreSQL sent nothing for 60 s on the replication connection; presuming it dead and reconnecting']);
+    expect(b.dead).toEqual([
+      'PG_UNREACHABLE replication slot s: PostgreSQL sent nothing for 60 s on the replication connection; presuming it dead and reconnecting',
+    ]);
     b.channel.silentForMs = 0;
     b.frontier.safeLsn = Lsn.of(10n);
     b.sender.tick(); // stopped: a dead connection gets nothing more
@@ -159,7 +161,9 @@ describe('StatusSender', () => {
     b.frontier.safeLsn = Lsn.of(0x96n);
     b.sender.tick();
     expect(b.counters).toMatchObject({ confirmedLsn: 0x96n, lastConfirmAt: 1_000_000 });
-    expect(lines.map(({ level, event, lsn, msg }) => ({ level, event, lsn, msg }))).toEqual([{ level: 'debug', event: 'confirm', lsn: '0/96', msg: 'confirmed' }]);
+    expect(lines.map(({ level, event, lsn, msg }) => ({ level, event, lsn, msg }))).toEqual([
+      { level: 'debug', event: 'confirm', lsn: '0/96', msg: 'confirmed' },
+    ]);
     vi.advanceTimersByTime(10_000);
     b.sender.tick(); // 10 s of silence: the same LSN again, for wal_sender_timeout
     expect(b.sentStatus).toEqual([

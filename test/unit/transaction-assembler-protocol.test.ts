@@ -9,7 +9,10 @@ import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgou
 
 // Out-of-sequence pgoutput streams, built from recorded messages: each is a
 // retriable PROTOCOL_ERROR (tear down, replay from the slot), never a guess.
-const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<string, { lsn: string; hex: string }[]>;
+const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { lsn: string; hex: string }[]
+>;
 const msg = (scenario: string, index: number): PgoutputMessage => decodePgoutput(Buffer.from(fixtures[scenario]![index]!.hex, 'hex'));
 const A = (i: number) => msg('two_inserts_one_txn', i); // 0 Begin (xid 727), 1 Relation, 2-3 Insert, 4 Commit
 const B = (i: number) => msg('alter_table_then_insert_with_message', i); // 0 Begin (xid 729), 1 Relation, 2 Insert, 3 Message, 4 Commit

@@ -7,7 +7,10 @@ import { TransactionAssembler } from '../../src/outbox/transaction-assembler.js'
 import { Lsn } from '../../src/replication/lsn.js';
 import { decodePgoutput } from '../../src/replication/pgoutput-decoder.js';
 
-const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<string, { lsn: string; hex: string }[]>;
+const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { lsn: string; hex: string }[]
+>;
 
 function run(names: string[], columns = COLUMNS) {
   const log: string[] = [];
@@ -53,7 +56,10 @@ describe('TransactionAssembler + RowMapper', () => {
     const third = items[2]!;
     // this recorded row has headers = "not-an-object": malformed, and says why, with its id
     expect(third.kind).toBe('malformed');
-    expect(third.kind === 'malformed' && third.row).toMatchObject({ id: '22222222-2222-4222-8222-222222222222', reason: 'column headers must be a JSON object, got string' });
+    expect(third.kind === 'malformed' && third.row).toMatchObject({
+      id: '22222222-2222-4222-8222-222222222222',
+      reason: 'column headers must be a JSON object, got string',
+    });
   });
 
   it('reports a mapped column missing from the table as malformed, naming the column', () => {

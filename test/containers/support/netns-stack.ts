@@ -27,7 +27,13 @@
 import { GenericContainer, Wait, getContainerRuntimeClient, type StartedTestContainer } from 'testcontainers';
 import { waitForIdempotentProducer, waitForKafka, waitForPostgres } from '../../../dev/stack/probe.js';
 import { freePort } from '../../../dev/stack/process.js';
-import { DEFAULT_KAFKA_IMAGE, DEFAULT_POSTGRES_IMAGE, OWNER_LABEL, loopbackPortBindings, removeOrphanContainers } from '../../../dev/stack/testcontainers-stack.js';
+import {
+  DEFAULT_KAFKA_IMAGE,
+  DEFAULT_POSTGRES_IMAGE,
+  OWNER_LABEL,
+  loopbackPortBindings,
+  removeOrphanContainers,
+} from '../../../dev/stack/testcontainers-stack.js';
 
 export interface Endpoints {
   databaseUrl: string;
@@ -141,7 +147,9 @@ export async function startNetnsStack(opts: { readyTimeoutMs?: number } = {}): P
     await waitForKafka(host.brokers, readyTimeoutMs);
     await waitForIdempotentProducer(host.brokers, readyTimeoutMs);
     const startedInMs = Date.now() - t0;
-    log(`postgres (${images.postgres}) + kafka (${images.kafka}) in one network namespace, ready in ${startedInMs} ms: host ${host.databaseUrl.replace(/:[^:@/]*@/, ':***@')} ${host.brokers[0]}`);
+    log(
+      `postgres (${images.postgres}) + kafka (${images.kafka}) in one network namespace, ready in ${startedInMs} ms: host ${host.databaseUrl.replace(/:[^:@/]*@/, ':***@')} ${host.brokers[0]}`,
+    );
     return { networkMode: joined, host, inside, images, labels, startedInMs, stop };
   } catch (err) {
     await stop();

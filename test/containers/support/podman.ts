@@ -19,7 +19,7 @@ export interface CliResult {
 export function podman(args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(ENGINE_SCRIPT, ['podman', ...args], { timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : -1) : 0;
+      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1) : 0;
       if (error && code === -1) reject(new Error(`podman ${args.join(' ')}: ${error.message}`));
       else resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });

@@ -101,7 +101,9 @@ export async function confirmedFlushLsn(databaseUrl: string, slot: string): Prom
   client.on('error', () => undefined);
   await client.connect();
   try {
-    const { rows } = await client.query<{ lsn: string | null }>('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1', [slot]);
+    const { rows } = await client.query<{ lsn: string | null }>('SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1', [
+      slot,
+    ]);
     if (rows.length === 0) throw new Error(`slot ${slot} does not exist`);
     return rows[0]!.lsn === null ? null : Lsn.parse(rows[0]!.lsn);
   } finally {
