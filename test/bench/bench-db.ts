@@ -3,9 +3,13 @@
  * applied, the polling baseline's table, backlog generators and slot helpers.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { migrate } from '../../src/admin/migrator.js';
 import { Lsn } from '../../src/replication/lsn.js';
+import { withClient } from '../support/database.js';
+
+// The bench's callers get it from here, with the rest of the database side.
+export { withClient };
 
 export const POLLING_TABLE = 'bench_polling_outbox';
 
@@ -54,17 +58,6 @@ export interface BenchDatabase {
   url: string;
   name: string;
   drop(): Promise<void>;
-}
-
-export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 function withDatabase(url: string, database: string): string {

@@ -42,7 +42,8 @@ export function migrationFiles(): string[] {
     .sort();
 }
 
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+/** One short-lived connection for setup and checks; errors after the work are not the test's. */
+export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => undefined);
   await client.connect();
