@@ -217,7 +217,7 @@ default_kafka=$KAFKA_VERSION
 for v in "$default_kafka" ${OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS-3.9.1}; do fetch_kafka "$v"; done
 KAFKA_VERSION=$default_kafka
 
-log "native stack ready: postgres=$pg_bindir java=$jm kafka=$LIB_DIR ($(elapsed "$t_start"))"
+log "native stack ready: postgres=$pg_bindir java=$jm kafka=$CACHE_ROOT/kafka-{$KAFKA_VERSION,${OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS-3.9.1}} ($(elapsed "$t_start"))"
 
 # ------------------------------------------------------- containers (Podman)
 bash "$(dirname "$0")/setup-containers.sh"
