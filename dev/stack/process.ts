@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { open, readFile, stat, writeFile } from 'node:fs/promises';
+import { open, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 
@@ -63,20 +63,6 @@ export function freePort(): Promise<number> {
       const { port } = address;
       server.close(() => resolve(port));
     });
-  });
-}
-
-/** True when something accepts TCP connections on host:port. */
-export function isPortOpen(port: number, host = '127.0.0.1', timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host });
-    const done = (open: boolean) => {
-      socket.destroy();
-      resolve(open);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
   });
 }
 
@@ -197,29 +183,6 @@ export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<bo
   }
 }
 
-/** Waits until the process is gone (or a zombie); false on timeout. */
-export async function waitPidGone(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (!isAlive(pid)) return true;
-    if (Date.now() >= deadline) return false;
-    await sleep(50);
-  }
-}
-
-/**
- * Terminates a process group: `signal` first, SIGKILL after `graceMs`, and
- * waits until no member is left.
- */
-export async function terminateGroup(pgid: number, signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000): Promise<void> {
-  signalGroup(pgid, signal);
-  if (await waitGroupGone(pgid, graceMs)) return;
-  signalGroup(pgid, 'SIGKILL');
-  if (!(await waitGroupGone(pgid, 10_000))) {
-    throw new Error(`process group ${pgid} still alive after SIGKILL: ${processGroupMembers(pgid).join(', ')}`);
-  }
-}
-
 /** Last `lines` lines of a text file, or a note when it cannot be read. */
 export async function tailFile(path: string, lines = 40): Promise<string> {
   try {
@@ -240,14 +203,6 @@ export async function tailFile(path: string, lines = 40): Promise<string> {
     }
   } catch (err) {
     return `(cannot read ${path}: ${(err as Error).message})`;
-  }
-}
-
-export async function readText(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return undefined;
   }
 }
 
