@@ -1,5 +1,8 @@
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
+import kafkajs, { type Admin } from 'kafkajs';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
+
+// A CommonJS enum: ESM sees it only on the default export.
+const { ConfigResourceTypes } = kafkajs;
 
 const initHint = (topic: string) =>
   `run \`outbox-tail init --delivery exactly-once\` (creates ${topic} with cleanup.policy=compact), or create it yourself compacted; --offsets-topic names another`;
