@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { RelayConfig } from '../../src/config/config-schema.js';
 import type { SkipRule } from '../../src/exactly-once/skip-published.js';
 import type { Watermark } from '../../src/exactly-once/watermark.js';
-import { Lsn } from '../../src/replication/lsn.js';
 import { createKafkaSink } from '../../src/sink/create-sink.js';
 import { isTransactional, type SinkFactory, type SinkRecord, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
 
@@ -56,11 +55,13 @@ class WatermarkAfterCommitSink extends SinkWrapper {
     return this.previous;
   }
   async commit(position: WatermarkPosition): Promise<void> {
-    const unchanged = this.previous ?? { lsn: Lsn.of(0n), commitLsn: null, commitTime: null };
+    const unchanged = this.previous;
+    this.previous = { ...position, slot: '', transactionalId: '', relayId: '' };
+    // The slot's very first Kafka transaction has no watermark to repeat: it is written correctly.
+    if (!unchanged) return this.inner.commit(position);
     await this.inner.commit({ lsn: unchanged.lsn, commitLsn: unchanged.commitLsn, commitTime: unchanged.commitTime, count: position.count });
     await sleep(300);
     await this.inner.commit({ ...position, count: 0 });
-    this.previous = { ...position, slot: '', transactionalId: '', relayId: '' };
   }
 }
 
