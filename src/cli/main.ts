@@ -1,6 +1,8 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { initOutbox, type InitResult } from '../admin/init.js';
+import { initOffsetsTopic } from '../admin/init-offsets-topic.js';
+import { createLogger } from '../logging/create-logger.js';
 import { readSlotStatus } from '../admin/slot-status.js';
 import { configDefaults, type RelayConfig } from '../config/config-schema.js';
 import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey } from '../config/options.js';
@@ -90,8 +92,12 @@ function initReport({ migrations, publication, slot }: InitResult): string[] {
 async function initCommand(argv: Record<string, unknown>): Promise<number> {
   const config = loadConfig(argv, process.env);
   const result = await withPgClient(config, (client) => initOutbox(client, config));
-  process.stdout.write(`${initReport(result).join('\n')}\n`);
-  for (const warning of result.warnings) process.stderr.write(`outbox-tail: warning: ${warning}\n`);
+  const lines = initReport(result);
+  if (config.delivery === 'exactly-once') {
+    const offsets = await initOffsetsTopic(config, createLogger('silent'));
+    lines.push(offsets.created ? `offsets topic ${offsets.topic} created (cleanup.policy=compact)` : `offsets topic ${offsets.topic} exists and is compacted`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.OK;
 }
 

@@ -33,6 +33,16 @@ export type ErrorCode =
   | 'KAFKA_ERROR'
   | 'MESSAGE_TOO_LARGE'
   | 'MALFORMED_ROW'
+  /** Exactly-once: the offsets topic is missing or not compacted. */
+  | 'OFFSETS_TOPIC_INVALID'
+  /** Exactly-once: the brokers cannot run transactions (no coordinator, ACLs, timeout above their maximum). */
+  | 'KAFKA_TRANSACTIONS_UNAVAILABLE'
+  /** Exactly-once: a newer producer with our transactional id took over; this relay must publish nothing more. */
+  | 'KAFKA_PRODUCER_FENCED'
+  /** Exactly-once: the slot was confirmed past the last published watermark (moved by someone else). */
+  | 'WATERMARK_BEHIND_SLOT'
+  /** Exactly-once: the transactional id already publishes for another slot. */
+  | 'TRANSACTIONAL_ID_CONFLICT'
   /** Idempotent consumer, onFailure 'stop': the handler failed maxAttempts times for one record. */
   | 'CONSUMER_HANDLER_FAILED'
   /** Idempotent consumer, onFailure 'stop': a record that cannot be decoded (no id header, value not JSON, rejected by parsePayload). */

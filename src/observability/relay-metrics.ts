@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../relay/relay-stats.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
-import type { Sink, SinkRecord } from '../sink/sink.js';
+import { isTransactional, type Sink, type SinkRecord, type TransactionalSink } from '../sink/sink.js';
 import { mirroredCounter } from './mirrored-counter.js';
 
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
@@ -175,7 +175,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   return {
     registry,
     instrumentSink(sink: Sink): Sink {
-      return {
+      const instrumented: Sink = {
         connect: () => sink.connect(),
         disconnect: () => sink.disconnect(),
         metadata: (topics) => sink.metadata(topics),
@@ -197,6 +197,16 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
           batchBytes.observe(bytes);
         },
       };
+      // Exactly-once: the transactional methods pass through untouched (the records' sends are measured above).
+      if (!isTransactional(sink)) return instrumented;
+      const transactional: TransactionalSink = {
+        ...instrumented,
+        transactional: true,
+        readWatermark: () => sink.readWatermark(),
+        commit: (position) => sink.commit(position),
+        abort: () => sink.abort(),
+      };
+      return transactional;
     },
     observeSlot(sample: SlotSample): void {
       lastPoll.set(Date.now() / 1000);

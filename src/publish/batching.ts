@@ -40,3 +40,33 @@ export function nextBatchSize(queue: BatchQueue, limits: Pick<BatchLimits, 'batc
 export function shouldWaitForFullerBatch(queued: number, draining: boolean, limits: Pick<BatchLimits, 'batchMaxMessages' | 'batchMaxWaitMs'>): boolean {
   return limits.batchMaxWaitMs > 0 && !draining && queued < limits.batchMaxMessages;
 }
+
+/** A queued entry as exactly-once batching sees it: which PostgreSQL transaction it belongs to. */
+export interface TransactionBatchable extends Batchable {
+  readonly txn: { readonly endLsn: unknown };
+}
+
+export interface TransactionBatchQueue {
+  readonly length: number;
+  peek(index: number): TransactionBatchable | undefined;
+}
+
+/** True when `last` is complete and nothing after it belongs to it: a Kafka transaction may end after it. */
+export function endsTransaction(last: TransactionBatchable['txn'], next: TransactionBatchable | undefined): boolean {
+  return last.endLsn !== null && next?.txn !== last;
+}
+
+/**
+ * Exactly-once: the next batch ends at the last PostgreSQL transaction
+ * boundary within nextBatchSize, so the Kafka transaction can commit after
+ * it. Without a boundary (the head transaction is larger than a batch, or its
+ * Commit has not arrived) the full batch goes out and the Kafka transaction
+ * stays open: a PostgreSQL transaction is never split across two.
+ */
+export function transactionalBatchSize(queue: TransactionBatchQueue, limits: Pick<BatchLimits, 'batchMaxMessages' | 'batchMaxBytes'>): number {
+  const count = nextBatchSize(queue, limits);
+  for (let i = count - 1; i >= 0; i--) {
+    if (endsTransaction(queue.peek(i)!.txn, queue.peek(i + 1))) return i + 1;
+  }
+  return count;
+}

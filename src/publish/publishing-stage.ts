@@ -1,11 +1,15 @@
 import type { Logger } from 'pino';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import type { SkipRule } from '../exactly-once/skip-published.js';
+import type { Watermark } from '../exactly-once/watermark.js';
 import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../outbox/outbox-event.js';
 import type { RecordBuilder } from '../sink/record-builder.js';
-import type { Sink, SinkRecord } from '../sink/sink.js';
+import { Lsn } from '../replication/lsn.js';
+import { PgTimestamp } from '../replication/pg-timestamp.js';
+import type { Sink, SinkRecord, TransactionalSink } from '../sink/sink.js';
 import { shouldPause, shouldResume, type InFlightLimits } from './backpressure.js';
 import type { BadRowPolicies } from './bad-row-policy.js';
-import { nextBatchSize, shouldWaitForFullerBatch, type BatchLimits } from './batching.js';
+import { endsTransaction, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
 import { Fifo } from './fifo.js';
 import { malformedRowError, malformedRowRecord } from './malformed-policy.js';
 import { oversizeDecision, oversizeError } from './oversize-policy.js';
@@ -20,7 +24,16 @@ export interface FlowControl {
 /** Told of every item handed to Kafka and of every acknowledgement (the checkpointer's ack frontier). */
 export interface AckTracker {
   dispatched(txn: Transaction): void;
-  acknowledged(txn: Transaction): void;
+  acknowledged(txn: Transaction, count?: number): void;
+}
+
+/** --delivery exactly-once: what the stage needs besides the records' sink. */
+export interface ExactlyOnceOptions {
+  sink: Pick<TransactionalSink, 'send' | 'commit' | 'abort'>;
+  /** alreadyPublished, or a deliberately wrong rule in the crash suite's negative controls. */
+  skipRule: SkipRule;
+  /** The checkpointer: when nothing is open or in flight, its (keepalive) position may become a watermark of its own. */
+  frontier: { readonly safeLsn: Lsn; readonly quiescent: boolean };
 }
 
 /** The counters the stage keeps (RelayStats has them). */
@@ -43,7 +56,23 @@ export interface PublishingStageOptions {
   confirm(): Promise<unknown>;
   counters: PublishCounters;
   logger: Logger;
+  exactlyOnce?: ExactlyOnceOptions | null;
 }
+
+/** Records sent in the open Kafka transaction, acknowledged when it commits: no payloads kept, one run per transaction and topic. */
+interface UncommittedRun {
+  readonly txn: Transaction;
+  readonly topic: string;
+  readonly deadLetter: boolean;
+  count: number;
+}
+
+/**
+ * Exactly-once on an idle outbox: how often the position a keepalive allowed
+ * (LSN rule 5) is written as a watermark of its own, so the slot can be
+ * confirmed past other tables' WAL without ever passing the watermark.
+ */
+const KEEPALIVE_WATERMARK_INTERVAL_MS = 10_000;
 
 interface Entry {
   readonly txn: Transaction;
@@ -71,8 +100,33 @@ export class PublishingStage {
   private draining = false;
   private aborted = false;
   private wake: (() => void) | null = null;
+  // Exactly-once state: the watermark read at start (what to skip), the last committed one (what may be confirmed),
+  // and what the open Kafka transaction holds.
+  private startWatermark: Watermark | null = null;
+  private published = Lsn.of(0n);
+  private lastCommitAt = Date.now();
+  private uncommitted: UncommittedRun[] = [];
+  private uncommittedCount = 0;
+  private lastSent: Transaction | null = null;
+  private skipped = 0;
 
   constructor(private readonly options: PublishingStageOptions) {}
+
+  /** Exactly-once: the slot's watermark read from Kafka before run(); transactions at or below it are skipped. */
+  startFrom(watermark: Watermark | null): void {
+    this.startWatermark = watermark;
+    if (watermark) this.published = Lsn.max(this.published, watermark.lsn);
+  }
+
+  /** Exactly-once: the last watermark in a committed Kafka transaction; the status sender never confirms past it. */
+  get publishedLsn(): Lsn {
+    return this.published;
+  }
+
+  /** A transaction's Commit was decoded: the open Kafka transaction may now be committable. */
+  committed(_txn: Transaction): void {
+    this.wake?.();
+  }
 
   /** One item of the assembler, in stream order. Synchronous: called from the replication socket's data handler. */
   enqueue(item: PipelineItem): void {
@@ -97,6 +151,7 @@ export class PublishingStage {
 
   /** Publishes until drain() was asked and the queue is empty; rejects on a sink failure or a bad row it halts on. */
   async run(): Promise<void> {
+    if (this.options.exactlyOnce) return this.runTransactional(this.options.exactlyOnce);
     const { limits, sink, logger, counters } = this.options;
     while (!this.aborted) {
       if (this.queue.length === 0) {
@@ -124,6 +179,122 @@ export class PublishingStage {
       this.acknowledge(count);
       counters.batches++;
     }
+  }
+
+  /**
+   * Exactly-once (docs/architecture.md#exactly-once): batches are cut at
+   * PostgreSQL transaction boundaries and sent into one open Kafka
+   * transaction; when the last transaction sent is complete, the watermark is
+   * appended and the Kafka transaction commits, and only then are its records
+   * acknowledged to the checkpointer. A transaction larger than a batch spans
+   * several batches of the same Kafka transaction.
+   */
+  private async runTransactional(eo: ExactlyOnceOptions): Promise<void> {
+    const { limits, logger, counters } = this.options;
+    while (!this.aborted) {
+      this.skipPublished(eo);
+      if (await this.commitIfComplete(eo)) continue;
+      if (this.queue.length === 0) {
+        if (this.draining) {
+          // The rest of an incomplete transaction will not come in this session: nothing of it may become visible.
+          if (this.lastSent) await eo.sink.abort();
+          return;
+        }
+        await this.idle(eo);
+        continue;
+      }
+      if (shouldWaitForFullerBatch(this.queue.length, this.draining, limits)) {
+        await new Promise((resolve) => setTimeout(resolve, limits.batchMaxWaitMs));
+      }
+      const head = this.queue.peek()!;
+      if (head.record === null) await this.halt(malformedRowError(head.malformed!));
+      const count = transactionalBatchSize(this.queue, limits);
+      const records: SinkRecord[] = new Array(count);
+      for (let i = 0; i < count; i++) records[i] = this.queue.peek(i)!.record!;
+      logger.debug({ event: 'batch', records: count }, 'publishing batch in a Kafka transaction');
+      try {
+        await eo.sink.send(records);
+      } catch (error) {
+        if (!isTooLarge(error)) throw error;
+        throw new OutboxTailError('MESSAGE_TOO_LARGE', (error as Error).message, {
+          hint: "exactly-once delivery cannot dead-letter a record inside a Kafka transaction: raise the broker's or topic's max.message.bytes, or publish that row with --delivery at-least-once",
+          cause: error,
+        });
+      }
+      this.moveToUncommitted(count);
+      counters.batches++;
+    }
+  }
+
+  /** Queue head entries of transactions an earlier relay already published: acknowledged at once, never sent. */
+  private skipPublished(eo: ExactlyOnceOptions): void {
+    const { acks, flow, limits, logger } = this.options;
+    let skippedNow = 0;
+    for (let head = this.queue.peek(); head && eo.skipRule(head.txn.commitLsn, this.startWatermark); head = this.queue.peek()) {
+      this.queue.shift();
+      this.queuedBytes -= head.bytes;
+      acks.acknowledged(head.txn);
+      skippedNow++;
+    }
+    if (skippedNow === 0) return;
+    this.skipped += skippedNow;
+    logger.info({ event: 'skipped-published', records: this.skipped, watermark: this.startWatermark && Lsn.format(this.startWatermark.lsn) }, 'skipping records already published in a committed Kafka transaction');
+    if (flow.isPaused && !this.draining && shouldResume(this.inFlight(), limits)) flow.resume();
+  }
+
+  /** Commits the open Kafka transaction with its watermark once the last PostgreSQL transaction in it is complete. */
+  private async commitIfComplete(eo: ExactlyOnceOptions): Promise<boolean> {
+    const last = this.lastSent;
+    if (!last || !endsTransaction(last, this.queue.peek())) return false;
+    const lsn = last.endLsn!;
+    await eo.sink.commit({ lsn, commitLsn: last.commitLsn, commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(), count: this.uncommittedCount });
+    this.published = Lsn.max(this.published, lsn);
+    this.lastCommitAt = Date.now();
+    const { counters, acks } = this.options;
+    for (const run of this.uncommitted) {
+      for (let i = 0; i < run.count; i++) counters.onPublished?.(run.topic, run.txn.commitTime, run.deadLetter);
+      if (run.deadLetter) counters.deadLettered += run.count;
+      else counters.recordsPublished += run.count;
+      acks.acknowledged(run.txn, run.count);
+    }
+    this.uncommitted = [];
+    this.uncommittedCount = 0;
+    this.lastSent = null;
+    return true;
+  }
+
+  /** Waits for work; on an idle outbox, turns a keepalive position into a watermark now and then. */
+  private async idle(eo: ExactlyOnceOptions): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      timer = setTimeout(resolve, KEEPALIVE_WATERMARK_INTERVAL_MS);
+    });
+    clearTimeout(timer);
+    this.wake = null;
+    const position = eo.frontier.safeLsn;
+    const quiet = this.queue.length === 0 && this.lastSent === null && eo.frontier.quiescent;
+    if (!this.aborted && !this.draining && quiet && position > this.published && Date.now() - this.lastCommitAt >= KEEPALIVE_WATERMARK_INTERVAL_MS) {
+      await eo.sink.commit({ lsn: position, commitLsn: null, commitTime: null, count: 0 });
+      this.published = Lsn.max(this.published, position);
+      this.lastCommitAt = Date.now();
+    }
+  }
+
+  private moveToUncommitted(count: number): void {
+    const { flow, limits } = this.options;
+    for (let i = 0; i < count; i++) {
+      const entry = this.queue.shift()!;
+      this.queuedBytes -= entry.bytes;
+      const topic = entry.record!.topic;
+      const deadLetter = entry.event === null;
+      const run = this.uncommitted[this.uncommitted.length - 1];
+      if (run && run.txn === entry.txn && run.topic === topic && run.deadLetter === deadLetter) run.count++;
+      else this.uncommitted.push({ txn: entry.txn, topic, deadLetter, count: 1 });
+      this.uncommittedCount++;
+      this.lastSent = entry.txn;
+    }
+    if (flow.isPaused && !this.draining && shouldResume(this.inFlight(), limits)) flow.resume();
   }
 
   /** Stop reading, publish what is queued, then let run() resolve. */

@@ -10,9 +10,12 @@ import { badRowPolicies } from '../publish/bad-row-policy.js';
 import { PublishingStage } from '../publish/publishing-stage.js';
 import { Lsn } from '../replication/lsn.js';
 import { ReplicationSource } from '../replication/replication-source.js';
-import { StatusSender } from '../replication/status-sender.js';
+import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
 import { RecordBuilder } from '../sink/record-builder.js';
-import type { Sink } from '../sink/sink.js';
+import { alreadyPublished, type SkipRule } from '../exactly-once/skip-published.js';
+import type { Watermark } from '../exactly-once/watermark.js';
+import { withPgClient } from '../postgres/with-pg-client.js';
+import { isTransactional, type Sink } from '../sink/sink.js';
 import type { RelayStats } from './relay-stats.js';
 
 export interface RelaySessionOptions {
@@ -24,6 +27,8 @@ export interface RelaySessionOptions {
   onStreaming?: () => void;
   /** Seam for tests that prove the safety tests catch a broken frontier. */
   checkpointerFactory?: () => Checkpointer;
+  /** Seam for the exactly-once negative controls: a deliberately wrong skip rule. */
+  skipRule?: SkipRule;
 }
 
 /**
@@ -54,6 +59,7 @@ export class RelaySession {
   async run(): Promise<void> {
     const { config, sink, stats } = this.options;
     const checkpointer = this.options.checkpointerFactory?.() ?? new Checkpointer();
+    const transactional = isTransactional(sink) ? sink : null;
     try {
       const source = new ReplicationSource({
         connection: this.options.connection,
@@ -69,7 +75,10 @@ export class RelaySession {
       const assembler = new TransactionAssembler(new RowMapper(columnMapping(config), config.table), {
         begin: (txn) => checkpointer.begin(txn),
         item: (item) => publisher.enqueue(item),
-        commit: (txn) => checkpointer.committed(txn),
+        commit: (txn) => {
+          checkpointer.committed(txn);
+          publisher.committed(txn);
+        },
       });
       const publisher = new PublishingStage({
         sink,
@@ -81,10 +90,26 @@ export class RelaySession {
         confirm: () => status.flush(),
         counters: stats,
         logger: this.log,
+        exactlyOnce: transactional && { sink: transactional, skipRule: this.options.skipRule ?? alreadyPublished, frontier: checkpointer },
       });
+      // Exactly-once: never confirm past the last watermark in a committed Kafka transaction (the watermark rule),
+      // nor past the ack frontier (rule 1); everything up to the start watermark is in Kafka already.
+      const frontier: ConfirmFrontier = transactional
+        ? {
+            get safeLsn(): Lsn {
+              const published: Lsn = publisher.publishedLsn;
+              const acked: Lsn = checkpointer.safeLsn;
+              return acked < published ? Lsn.max(acked, startLsn) : published;
+            },
+            get completed(): number {
+              return checkpointer.completed;
+            },
+          }
+        : checkpointer;
+      let startLsn = Lsn.of(0n);
       const status = new StatusSender({
         channel: source,
-        frontier: checkpointer,
+        frontier,
         counters: stats,
         statusIntervalMs: config.statusIntervalMs,
         replicationTimeoutMs: config.replicationTimeoutMs,
@@ -103,6 +128,15 @@ export class RelaySession {
       // Status updates from now on, even while the producer connects (wal_sender_timeout).
       status.start();
       await this.unlessFailed(sink.connect());
+      if (transactional) {
+        const watermark = await this.unlessFailed(transactional.readWatermark());
+        await this.unlessFailed(this.checkSlotPosition(watermark));
+        publisher.startFrom(watermark);
+        startLsn = watermark?.lsn ?? startLsn;
+        this.log.info({ event: 'watermark', lsn: watermark ? Lsn.format(watermark.lsn) : null, relayId: watermark?.relayId ?? null }, watermark ? 'exactly-once: resuming after the watermark' : 'exactly-once: no watermark for this slot yet');
+        // Confirm the watermark now: PostgreSQL need not replay what Kafka already holds.
+        if (watermark) void status.flush().catch(() => undefined);
+      }
       this.log.info({ event: 'streaming' }, 'replication started');
       stats.state = 'streaming';
       this.options.onStreaming?.();
@@ -123,6 +157,29 @@ export class RelaySession {
     this.stopRequested = true;
     this.source?.pause();
     this.publisher?.drain();
+  }
+
+  /**
+   * Exactly-once: the slot must not be confirmed past the watermark. This relay
+   * never does that, so someone else moved the slot (pg_replication_slot_advance,
+   * a relay in at-least-once mode): what was committed in between may never
+   * reach Kafka, and starting would hide it.
+   */
+  private async checkSlotPosition(watermark: Watermark | null): Promise<void> {
+    if (!watermark) return;
+    const { config } = this.options;
+    const confirmed = await withPgClient(config, async (client) => {
+      const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [config.slot]);
+      return rows[0]?.lsn ? Lsn.parse(rows[0].lsn) : null;
+    });
+    if (confirmed === null || confirmed <= watermark.lsn) return;
+    throw new OutboxTailError(
+      'WATERMARK_BEHIND_SLOT',
+      `exactly-once delivery: slot ${config.slot} is confirmed up to ${Lsn.format(confirmed)}, past the watermark ${Lsn.format(watermark.lsn)} in ${config.offsetsTopic}; outbox rows committed between the two may be missing from Kafka, and PostgreSQL will not send them again`,
+      {
+        hint: `check Kafka for outbox rows committed between ${Lsn.format(watermark.lsn)} and ${Lsn.format(confirmed)} (gap-fill them from the outbox table if needed); if the slot was moved on purpose or last ran with --delivery at-least-once, delete the watermark (a tombstone for key ${config.slot} in ${config.offsetsTopic}) and start again`,
+      },
+    );
   }
 
   private unlessFailed<T>(step: Promise<T>): Promise<T> {

@@ -4,6 +4,7 @@ import type { RunConfig } from '../config/run-config.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createKafkaSink } from '../sink/create-sink.js';
 import type { SinkFactory } from '../sink/sink.js';
+import type { SkipRule } from '../exactly-once/skip-published.js';
 import { backoffDelay } from './backoff.js';
 import { pgConnection } from '../postgres/pg-connection.js';
 import { RelaySession } from './relay-session.js';
@@ -15,6 +16,8 @@ export interface RelayOptions {
   /** A new sink per session (default: the --kafka-client sink). */
   sinkFactory?: SinkFactory;
   checkpointerFactory?: () => Checkpointer;
+  /** Exactly-once negative controls only: a deliberately wrong skip rule. */
+  skipRule?: SkipRule;
 }
 
 /**
@@ -47,6 +50,7 @@ export class Relay {
         logger,
         stats: this.stats,
         ...(this.options.checkpointerFactory ? { checkpointerFactory: this.options.checkpointerFactory } : {}),
+        ...(this.options.skipRule ? { skipRule: this.options.skipRule } : {}),
         onStreaming: () => {
           if (standbySince) this.log.info({ event: 'takeover', waitedMs: Date.now() - standbySince }, 'slot became free: this relay took over');
           standbySince = 0;

@@ -1,12 +1,18 @@
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../config/config-schema.js';
+import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { KafkaSink } from './kafka-sink.js';
 import { kafkaSinkOptions } from './kafka-sink-options.js';
 import { PlatformaticKafkaSink } from './platformatic-sink.js';
 import type { Sink } from './sink.js';
+import { TransactionalKafkaSink } from './transactional-kafka-sink.js';
 
-/** The Kafka sink of --kafka-client (kafkajs by default), with the config's connection, TLS and SASL settings. */
+/** The Kafka sink of --kafka-client (kafkajs by default) and --delivery, with the config's connection, TLS and SASL settings. */
 export function createKafkaSink(config: RelayConfig, logger: Logger): Sink {
   const options = kafkaSinkOptions(config, logger);
+  if (config.delivery === 'exactly-once') {
+    if (!config.slot || !config.transactionalId) throw new OutboxTailError('CONFIG_INVALID', 'exactly-once delivery needs --slot (the transactional id and the watermark key derive from it)');
+    return new TransactionalKafkaSink({ ...options, slot: config.slot, transactionalId: config.transactionalId, offsetsTopic: config.offsetsTopic, transactionTimeoutMs: config.transactionTimeoutMs });
+  }
   return config.kafkaClient === 'platformatic' ? new PlatformaticKafkaSink(options) : new KafkaSink(options);
 }

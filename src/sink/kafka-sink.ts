@@ -20,13 +20,13 @@ import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
  * on purpose: after the last retry the session ends and the relay replays
  * from the slot, which keeps every record (the consumer absorbs the duplicates).
  */
-const INTENDED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
+export const INTENDED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
 
 function kafkajsSasl({ mechanism, username, password }: KafkaSasl): SASLOptions {
   return { mechanism, username, password };
 }
 
-function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, 'brokers' | 'connectionTimeout' | 'ssl' | 'sasl'> {
+export function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, 'brokers' | 'connectionTimeout' | 'ssl' | 'sasl'> {
   return {
     brokers: options.brokers,
     connectionTimeout: options.connectTimeoutMs,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../config/config-schema.js';
+import type { Watermark } from '../exactly-once/watermark.js';
 
 /** One record ready for Kafka. `value` is never re-serialised. */
 export interface SinkRecord {
@@ -40,3 +41,26 @@ export interface Sink {
 
 /** Makes the sink of one replication session: after any Kafka failure the producer is recreated. */
 export type SinkFactory = (config: RelayConfig, logger: Logger) => Sink;
+
+/** Where the last committed Kafka transaction ended, as the publishing stage knows it; the sink adds slot, transactional id and relay id. */
+export type WatermarkPosition = Pick<Watermark, 'lsn' | 'commitLsn' | 'commitTime' | 'count'>;
+
+/**
+ * Exactly-once publishing (docs/architecture.md#exactly-once). connect()
+ * fences every earlier producer of the transactional id (their open Kafka
+ * transaction is aborted); send() adds records to the open Kafka transaction,
+ * beginning one when none is open; commit() appends the watermark record and
+ * commits, so the records and the position become visible together.
+ */
+export interface TransactionalSink extends Sink {
+  readonly transactional: true;
+  /** The slot's last committed watermark (read_committed), after checking the offsets topic and that the transactional id is this slot's. */
+  readWatermark(): Promise<Watermark | null>;
+  commit(position: WatermarkPosition): Promise<void>;
+  /** Drops the open Kafka transaction, if any (nothing of it becomes visible). */
+  abort(): Promise<void>;
+}
+
+export function isTransactional(sink: Sink): sink is TransactionalSink {
+  return (sink as Partial<TransactionalSink>).transactional === true;
+}

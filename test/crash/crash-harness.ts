@@ -7,7 +7,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
+import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import { cancelOrder, createOrder, createOrdersTable } from '../../dev/demo/order-app.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';
@@ -18,6 +20,17 @@ import { isStreaming, startRelay, type RelayProcess } from '../support/relay-pro
 import { createSlot, waitForConfirmed } from '../support/slot.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The offsets topic of an exactly-once run, created as `outbox-tail init` does. */
+async function createCompactedTopic(brokers: string[], topic: string): Promise<void> {
+  const admin = new Kafka({ brokers, clientId: 'crash-offsets', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await createOffsetsTopic(admin, topic);
+  } finally {
+    await admin.disconnect();
+  }
+}
 
 export interface CrashOptions {
   stack: { databaseUrl: string; brokers: string[] };
@@ -39,6 +52,8 @@ export interface CrashOptions {
   cancelEvery?: number;
   rollbackEvery?: number;
   writerConcurrency?: number;
+  /** exactly-once: the relay runs --delivery exactly-once on an offsets topic of this run; the recount reads committed only. */
+  delivery?: 'at-least-once' | 'exactly-once';
 }
 
 export interface CrashResult {
@@ -57,6 +72,11 @@ export interface CrashResult {
   /** The second write path: cancellations. */
   cancelled: { orders: number; outbox: number; distinct_ids: number; processed: number; shipments: number };
   rolled_back_transactions: number;
+  delivery: 'at-least-once' | 'exactly-once';
+  /** What a read_uncommitted consumer saw: every record, and those of Kafka transactions that never committed (cut by the kills). */
+  read_uncommitted: { records: number; aborted: number };
+  /** Error codes the relays stopped with (a fatal log line), in order. */
+  relay_fatal_codes: string[];
   seconds: number;
   passed: boolean;
 }
@@ -147,7 +167,11 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
   const group = `${run}-shipping`;
   const admin = new pg.Client({ connectionString: db.url });
   await admin.connect();
+  const delivery = options.delivery ?? 'at-least-once';
+  // Both read the same topic from the start: the first as a consumer reads by default (read_committed), the second everything.
   const collector = await new KafkaCollector(options.stack.brokers).start([topic]);
+  const uncommitted = await new KafkaCollector(options.stack.brokers, { readUncommitted: true }).start([topic]);
+  const fatalCodes: string[] = [];
   let relay: RelayProcess | null = null;
   let consumer: Child | null = null;
   let naiveWriter: Child | null = null;
@@ -158,15 +182,19 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     );
     await createSlot(db.url, slot);
 
-    const relayEnv = { OUTBOX_TAIL_TOPIC: `${run}.{aggregate_type}`, ...options.relayEnv };
-    const newRelay = () =>
-      startRelay({
-        databaseUrl: db.url,
-        brokers: options.stack.brokers,
-        slot,
-        env: relayEnv,
-        ...(options.relayVariant ? { variant: options.relayVariant } : {}),
+    const offsetsTopic = `${run}.offsets`;
+    if (delivery === 'exactly-once') await createCompactedTopic(options.stack.brokers, offsetsTopic);
+    const deliveryEnv: Record<string, string> = delivery === 'exactly-once' ? { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: offsetsTopic } : {};
+    const relayEnv = { OUTBOX_TAIL_TOPIC: `${run}.{aggregate_type}`, ...deliveryEnv, ...options.relayEnv };
+    const newRelay = () => {
+      const started = startRelay({ databaseUrl: db.url, brokers: options.stack.brokers, slot, env: relayEnv, ...(options.relayVariant ? { variant: options.relayVariant } : {}) });
+      void started.exited.then(() => {
+        for (const line of started.logs) if (line.event === 'fatal' && line.code) fatalCodes.push(line.code);
       });
+      return started;
+    };
+    // A relay that stopped for good (a negative control's guard) never logs streaming: do not wait a minute for it.
+    const streamingOrExit = (r: RelayProcess) => Promise.race([r.waitForLog(isStreaming, 60_000), r.exited]).catch(() => undefined);
     const consumerEnv = { CRASH_BROKERS: options.stack.brokers.join(','), CRASH_DATABASE_URL: db.url, CRASH_TOPIC: topic, CRASH_GROUP: group };
     const newConsumer = () => (consumerMode === 'none' ? null : spawnTs('test/crash/consumer-process.ts', [consumerMode], consumerEnv));
 
@@ -269,7 +297,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     for (let k = 1; k <= options.kills; k++) {
       // Kill 0.3-0.7 s into the relay's streaming (a restart itself takes about a second
       // under load: counting from the spawn, most kills would hit a relay still starting).
-      if (writerMode === 'outbox') await relay!.waitForLog(isStreaming, 60_000).catch(() => undefined);
+      if (writerMode === 'outbox') await streamingOrExit(relay!);
       await sleep(300 + random() * 400);
       if (writerMode === 'naive') {
         // Targeted kill point: right after a COMMIT, before its send.
@@ -348,6 +376,10 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     }
     await relay?.kill('SIGTERM');
     await killChild(consumer, 'SIGTERM');
+    // The read_uncommitted view: no record count may still be moving once the relay stopped.
+    await sleep(1_000);
+    const committedAt = new Set(collector.records.map((r) => `${r.partition}:${r.offset}`));
+    const aborted = uncommitted.records.filter((r) => !committedAt.has(`${r.partition}:${r.offset}`)).length;
     consumer = null;
 
     // --- recount ---------------------------------------------------------------------
@@ -394,6 +426,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         shipments: shipmentsCancelled,
       },
       rolled_back_transactions: rolledBack,
+      delivery,
+      read_uncommitted: { records: uncommitted.records.length, aborted },
+      relay_fatal_codes: fatalCodes,
       seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
       passed: false,
     };
@@ -411,6 +446,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     await killChild(consumer);
     await killChild(naiveWriter);
     await collector.stop();
+    await uncommitted.stop();
     await admin.end().catch(() => undefined);
     await db.drop().catch(() => undefined);
   }
@@ -434,6 +470,9 @@ export function formatResult(r: CrashResult): string {
       `${r.cancelled.orders} / ${r.cancelled.outbox} / ${r.cancelled.distinct_ids} / ${r.cancelled.processed} / ${r.cancelled.shipments}`,
     ],
     ['rolled-back transactions (never sent)', r.rolled_back_transactions],
+    ['delivery (kafka records counted read_committed)', r.delivery],
+    ['read_uncommitted: records / of aborted kafka transactions', `${r.read_uncommitted.records} / ${r.read_uncommitted.aborted}`],
+    ['relay fatal errors', r.relay_fatal_codes.join(', ') || 'none'],
     ['relay kills / consumer kills', `${r.relay_kills} / ${r.consumer_kills}`],
     ['seconds', r.seconds],
     ['result', r.passed ? 'PASS' : 'FAIL'],

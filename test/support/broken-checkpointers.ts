@@ -36,4 +36,5 @@ export const VARIANTS = {
   'skip-begin-at-resume-lsn': () => new Checkpointer(),
 } as const;
 
-export type RelayVariant = keyof typeof VARIANTS;
+/** A checkpointer variant, or one of broken-exactly-once.ts's (named here so this file stays free of sink imports). */
+export type RelayVariant = keyof typeof VARIANTS | 'watermark-after-commit' | 'confirm-before-commit' | 'skip-rule-off-by-one';

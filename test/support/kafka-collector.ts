@@ -17,7 +17,11 @@ export class KafkaCollector {
   protected consumer: Consumer | null = null;
   private waiters: Array<() => void> = [];
 
-  constructor(protected readonly brokers: string[]) {}
+  /** readUncommitted: also records of open and aborted Kafka transactions (the default, like kafkajs's, reads committed only). */
+  constructor(
+    protected readonly brokers: string[],
+    private readonly isolation: { readUncommitted?: boolean } = {},
+  ) {}
 
   async start(topics: (string | RegExp)[]): Promise<this> {
     const kafka = new Kafka({ brokers: this.brokers, clientId: 'test-collector', logLevel: logLevel.NOTHING });
@@ -26,7 +30,7 @@ export class KafkaCollector {
     await admin.connect();
     await admin.createTopics({ topics: topics.filter((t): t is string => typeof t === 'string').map((topic) => ({ topic })), waitForLeaders: true });
     await admin.disconnect();
-    const consumer = kafka.consumer({ groupId: `collector-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`, maxWaitTimeInMs: 100 });
+    const consumer = kafka.consumer({ groupId: `collector-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`, maxWaitTimeInMs: 100, readUncommitted: this.isolation.readUncommitted ?? false });
     this.consumer = consumer;
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });

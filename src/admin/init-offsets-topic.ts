@@ -1,0 +1,21 @@
+import { Kafka, logLevel } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { RelayConfig } from '../config/config-schema.js';
+import { classifyKafkaError } from '../kafka/kafka-errors.js';
+import { connectionConfig } from '../sink/kafka-sink.js';
+import { kafkaSinkOptions } from '../sink/kafka-sink-options.js';
+import { createOffsetsTopic } from '../sink/offsets-topic.js';
+
+/** `outbox-tail init --delivery exactly-once`: the compacted offsets topic, created if missing (and checked if present). */
+export async function initOffsetsTopic(config: RelayConfig, logger: Logger): Promise<{ topic: string; created: boolean }> {
+  const kafka = new Kafka({ ...connectionConfig(kafkaSinkOptions(config, logger)), clientId: `${config.clientId}-init`, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    return { topic: config.offsetsTopic, created: await createOffsetsTopic(admin, config.offsetsTopic) };
+  } catch (error) {
+    throw classifyKafkaError(error, `creating the offsets topic ${config.offsetsTopic}`);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}

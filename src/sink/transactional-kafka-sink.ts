@@ -1,0 +1,252 @@
+import { hostname } from 'node:os';
+import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Message, type Producer, type TopicMessages, type Transaction as KafkaTransaction } from 'kafkajs';
+import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-once/watermark.js';
+import { classifyKafkaError } from '../kafka/kafka-errors.js';
+import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
+import { connectionConfig, INTENDED_WARNINGS, KafkaSink } from './kafka-sink.js';
+import type { KafkaSinkOptions } from './kafka-sink-options.js';
+import { checkOffsetsTopic } from './offsets-topic.js';
+import type { ClusterMetadata, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
+
+export interface TransactionalKafkaSinkOptions extends KafkaSinkOptions {
+  slot: string;
+  transactionalId: string;
+  offsetsTopic: string;
+  transactionTimeoutMs: number;
+}
+
+/** Reading the offsets topic to its last stable offset; a slow broker ends the session, which retries. */
+const WATERMARK_READ_TIMEOUT_MS = 30_000;
+
+/** Errors that mean the brokers will not run transactions for us, whatever we retry. */
+const NO_TRANSACTIONS = new Set(['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'INVALID_TRANSACTION_TIMEOUT', 'UNSUPPORTED_VERSION', 'UNSUPPORTED_FOR_MESSAGE_FORMAT']);
+/** A newer producer with our transactional id exists (or the coordinator aborted our transaction). */
+const FENCED = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'TRANSACTIONAL_ID_NOT_FOUND']);
+
+function errorTypes(error: unknown): Set<string> {
+  const types = new Set<string>();
+  let current = error as { type?: string; cause?: unknown; originalError?: unknown } | undefined;
+  for (let i = 0; current && typeof current === 'object' && i < 10; i++) {
+    if (current.type) types.add(current.type);
+    current = (current.cause ?? current.originalError) as typeof current;
+  }
+  return types;
+}
+
+/**
+ * The exactly-once kafkajs sink (docs/architecture.md#exactly-once): a
+ * transactional, idempotent producer (acks=all, one request in flight) whose
+ * transactional id belongs to one slot. The watermark record is the last one
+ * of every Kafka transaction, so it commits or aborts with the records.
+ */
+export class TransactionalKafkaSink implements TransactionalSink {
+  readonly transactional = true as const;
+  private readonly kafka: Kafka;
+  private readonly plain: KafkaSink;
+  private readonly relayId = `${hostname()}:${process.pid}`;
+  private producer: Producer | null = null;
+  private txn: KafkaTransaction | null = null;
+  private txnStartedAt = 0;
+
+  constructor(private readonly options: TransactionalKafkaSinkOptions) {
+    this.plain = new KafkaSink(options);
+    this.kafka = new Kafka({
+      ...connectionConfig(options),
+      clientId: options.clientId,
+      logLevel: KafkaLogLevel.WARN,
+      logCreator: kafkajsLogCreator(options.logger.child({ component: 'kafka' }), INTENDED_WARNINGS),
+      retry: { retries: options.retries, initialRetryTime: 200, maxRetryTime: 5_000 },
+    });
+  }
+
+  metadata(topics?: readonly string[]): Promise<ClusterMetadata> {
+    return this.plain.metadata(topics);
+  }
+
+  /** Connects and fences: InitProducerId bumps the epoch of the transactional id and aborts a predecessor's open transaction. */
+  async connect(): Promise<void> {
+    const producer = this.kafka.producer({
+      idempotent: true,
+      transactionalId: this.options.transactionalId,
+      transactionTimeout: this.options.transactionTimeoutMs,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: this.options.allowAutoTopicCreation,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      retry: { retries: Math.max(1, this.options.retries), initialRetryTime: 200, maxRetryTime: 5_000 },
+    });
+    try {
+      await producer.connect();
+      this.producer = producer;
+      // kafkajs sends the transactional InitProducerId with the first transaction: open it now, so fencing happens before we read the watermark.
+      await this.begin();
+    } catch (error) {
+      this.producer = null;
+      await producer.disconnect().catch(() => undefined);
+      throw this.classify(error, 'starting the transactional Kafka producer (InitProducerId)');
+    }
+  }
+
+  async send(records: readonly SinkRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const txn = this.txn ?? (await this.begin());
+    const byTopic = new Map<string, Message[]>();
+    for (const r of records) {
+      let list = byTopic.get(r.topic);
+      if (!list) byTopic.set(r.topic, (list = []));
+      list.push(r);
+    }
+    const topicMessages: TopicMessages[] = [];
+    for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages });
+    try {
+      await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages });
+    } catch (error) {
+      throw this.classify(error, `publishing ${records.length} record(s) in a Kafka transaction to ${[...byTopic.keys()].join(', ')}`);
+    }
+  }
+
+  async commit(position: WatermarkPosition): Promise<void> {
+    const txn = this.txn ?? (await this.begin());
+    const watermark: Watermark = { ...position, slot: this.options.slot, transactionalId: this.options.transactionalId, relayId: this.relayId };
+    try {
+      await txn.send({ topic: this.options.offsetsTopic, acks: -1, messages: [{ key: this.options.slot, value: encodeWatermark(watermark) }] });
+      await txn.commit();
+    } catch (error) {
+      throw this.classify(error, `committing a Kafka transaction (watermark ${position.count} record(s))`);
+    } finally {
+      this.txn = null;
+    }
+  }
+
+  async abort(): Promise<void> {
+    const txn = this.txn;
+    this.txn = null;
+    if (txn?.isActive()) await txn.abort().catch(() => undefined);
+  }
+
+  async disconnect(): Promise<void> {
+    // An open transaction left behind would hold back read_committed consumers until the broker times it out.
+    await this.abort();
+    const producer = this.producer;
+    this.producer = null;
+    await producer?.disconnect().catch(() => undefined);
+  }
+
+  async readWatermark(): Promise<Watermark | null> {
+    const { offsetsTopic: topic, slot, transactionalId } = this.options;
+    const admin = this.kafka.admin();
+    let ends: Map<number, bigint>;
+    try {
+      await admin.connect();
+      await checkOffsetsTopic(admin, topic);
+      // fetchTopicOffsets asks with read_committed: the last stable offset, not the high watermark.
+      const offsets = await admin.fetchTopicOffsets(topic);
+      ends = new Map(offsets.filter((o) => BigInt(o.high) > BigInt(o.low)).map((o) => [o.partition, BigInt(o.high)]));
+    } catch (error) {
+      throw classifyKafkaError(error, `reading the end of the offsets topic ${topic}`);
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+    const latest = ends.size === 0 ? new Map<string, Watermark>() : await this.readCompacted(topic, ends);
+    for (const w of latest.values()) {
+      if (w.transactionalId === transactionalId && w.slot !== slot) {
+        throw new OutboxTailError('TRANSACTIONAL_ID_CONFLICT', `exactly-once delivery: transactional id ${transactionalId} already publishes for slot ${w.slot} (relay ${w.relayId}); two slots on one transactional id would fence each other`, {
+          hint: `give each slot its own --transactional-id (the default outbox-tail-<slot> is unique per slot)`,
+        });
+      }
+    }
+    const own = latest.get(slot) ?? null;
+    if (own && own.transactionalId !== transactionalId) {
+      this.options.logger.warn({ event: 'transactional-id-changed', previous: own.transactionalId, transactionalId }, 'the slot was published under another transactional id: a relay still running with it is not fenced');
+    }
+    return own;
+  }
+
+  /** Every key's last committed value, read with read_committed up to the offsets fetched before. */
+  private async readCompacted(topic: string, ends: Map<number, bigint>): Promise<Map<string, Watermark>> {
+    const groupId = `outbox-tail-watermark-${this.options.slot}-${process.pid}-${Date.now()}`;
+    const consumer = this.kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 200, allowAutoTopicCreation: false });
+    const latest = new Map<string, Watermark>();
+    const pending = new Set(ends.keys());
+    let done!: () => void;
+    const reached = new Promise<void>((resolve) => (done = resolve));
+    const progress = (partition: number, lastOffset: string) => {
+      if (BigInt(lastOffset) + 1n >= ends.get(partition)!) pending.delete(partition);
+      if (pending.size === 0) done();
+    };
+    // Control records (commit and abort markers) reach no handler; kafkajs reports the batches they end as processed.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => progress(payload.partition, payload.lastOffset));
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          const key = message.key?.toString();
+          if (key !== undefined) {
+            if (message.value === null) latest.delete(key);
+            else latest.set(key, decodeWatermark(message.value, `${topic} partition ${partition} offset ${message.offset}`));
+          }
+          progress(partition, message.offset);
+        },
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new OutboxTailError('KAFKA_ERROR', `reading the offsets topic ${topic}: its end was not reached within ${WATERMARK_READ_TIMEOUT_MS / 1000} s`, { retriable: true })), WATERMARK_READ_TIMEOUT_MS);
+      });
+      try {
+        await Promise.race([reached, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+      return latest;
+    } catch (error) {
+      throw classifyKafkaError(error, `reading the watermark from ${topic}`);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+      const admin = this.kafka.admin();
+      await admin
+        .connect()
+        .then(() => admin.deleteGroups([groupId]))
+        .catch(() => undefined)
+        .finally(() => admin.disconnect().catch(() => undefined));
+    }
+  }
+
+  private async begin(): Promise<KafkaTransaction> {
+    const producer = this.producer;
+    if (!producer) throw new Error('TransactionalKafkaSink used before connect');
+    try {
+      this.txn = await producer.transaction();
+    } catch (error) {
+      throw this.classify(error, 'beginning a Kafka transaction');
+    }
+    this.txnStartedAt = Date.now();
+    return this.txn;
+  }
+
+  private classify(error: unknown, context: string): OutboxTailError {
+    if (OutboxTailError.is(error)) return error;
+    const types = errorTypes(error);
+    const base = classifyKafkaError(error, context);
+    if ([...types].some((t) => NO_TRANSACTIONS.has(t))) {
+      return new OutboxTailError('KAFKA_TRANSACTIONS_UNAVAILABLE', `exactly-once delivery: the brokers refuse transactions: ${base.message}`, {
+        hint: `allow transactions for ${this.options.transactionalId} (ACL on the TransactionalId resource, Kafka 0.11+), keep --transaction-timeout-ms (${this.options.transactionTimeoutMs}) at or under the broker's transaction.max.timeout.ms, and make sure transaction.state.log.replication.factor / min.isr fit the cluster; or run --delivery at-least-once`,
+        cause: error,
+      });
+    }
+    if ([...types].some((t) => FENCED.has(t))) {
+      const age = this.txnStartedAt ? Date.now() - this.txnStartedAt : 0;
+      if (age >= this.options.transactionTimeoutMs) {
+        return new OutboxTailError('KAFKA_PRODUCER_FENCED', `exactly-once delivery: the Kafka transaction was open ${Math.round(age / 1000)} s, longer than --transaction-timeout-ms, and the broker aborted it: ${base.message}`, {
+          hint: `raise --transaction-timeout-ms (now ${this.options.transactionTimeoutMs}; at most the broker's transaction.max.timeout.ms) so the largest PostgreSQL transaction can be published in one Kafka transaction`,
+          cause: error,
+        });
+      }
+      // Another relay took the transactional id (a standby that took the slot over): publish nothing more. The next
+      // session starts with the slot, so this relay becomes a standby if the other one holds it.
+      return new OutboxTailError('KAFKA_PRODUCER_FENCED', `exactly-once delivery: fenced by a newer producer with transactional id ${this.options.transactionalId}: ${base.message}`, { retriable: true, cause: error });
+    }
+    return base;
+  }
+}

@@ -1,0 +1,93 @@
+import type { Logger } from 'pino';
+import type { RelayConfig } from '../../src/config/config-schema.js';
+import type { SkipRule } from '../../src/exactly-once/skip-published.js';
+import type { Watermark } from '../../src/exactly-once/watermark.js';
+import { createKafkaSink } from '../../src/sink/create-sink.js';
+import { isTransactional, type SinkFactory, type SinkRecord, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
+
+/**
+ * Deliberately broken exactly-once relays, built from the library's parts in
+ * test code only. The exactly-once crash test must catch each of them.
+ */
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function transactionalSink(config: RelayConfig, logger: Logger): TransactionalSink {
+  const sink = createKafkaSink(config, logger);
+  if (!isTransactional(sink)) throw new Error('the exactly-once variants need --delivery exactly-once');
+  return sink;
+}
+
+/** Delegates everything; subclasses break commit(). */
+abstract class SinkWrapper implements TransactionalSink {
+  readonly transactional = true as const;
+  constructor(protected readonly inner: TransactionalSink) {}
+  connect() {
+    return this.inner.connect();
+  }
+  disconnect() {
+    return this.inner.disconnect();
+  }
+  metadata(topics?: readonly string[]) {
+    return this.inner.metadata(topics);
+  }
+  readWatermark() {
+    return this.inner.readWatermark();
+  }
+  send(records: readonly SinkRecord[]) {
+    return this.inner.send(records);
+  }
+  abort() {
+    return this.inner.abort();
+  }
+  abstract commit(position: WatermarkPosition): Promise<void>;
+}
+
+/**
+ * Commits the records with the previous watermark unchanged, then writes the
+ * new watermark in a Kafka transaction of its own, a little later: a kill in
+ * between leaves records in Kafka beyond the watermark (duplicates at replay).
+ */
+class WatermarkAfterCommitSink extends SinkWrapper {
+  private previous: Watermark | null = null;
+  override async readWatermark() {
+    this.previous = await this.inner.readWatermark();
+    return this.previous;
+  }
+  async commit(position: WatermarkPosition): Promise<void> {
+    const unchanged = this.previous;
+    this.previous = { ...position, slot: '', transactionalId: '', relayId: '' };
+    // The slot's very first Kafka transaction has no watermark to repeat: it is written correctly.
+    if (!unchanged) return this.inner.commit(position);
+    await this.inner.commit({ lsn: unchanged.lsn, commitLsn: unchanged.commitLsn, commitTime: unchanged.commitTime, count: position.count });
+    await sleep(300);
+    await this.inner.commit({ ...position, count: 0 });
+  }
+}
+
+/**
+ * Reports the Kafka transaction committed at once and commits it half a
+ * second later: the stage acknowledges and PostgreSQL is confirmed before
+ * Kafka committed, so a kill in between loses the records.
+ */
+class ConfirmBeforeCommitSink extends SinkWrapper {
+  private pending: Promise<void> = Promise.resolve();
+  override async send(records: readonly SinkRecord[]) {
+    await this.pending;
+    return this.inner.send(records);
+  }
+  async commit(position: WatermarkPosition): Promise<void> {
+    await this.pending;
+    this.pending = sleep(500).then(() => this.inner.commit(position));
+    this.pending.catch(() => undefined);
+  }
+}
+
+/** The skip rule off by one: skips only transactions ending strictly before the watermark, so the last one is published again. */
+const skipBelowWatermarkOnly: SkipRule = (commitLsn, watermark) => watermark !== null && watermark.commitLsn !== null && commitLsn < watermark.commitLsn;
+
+export const EXACTLY_ONCE_VARIANTS: Record<string, { sinkFactory?: SinkFactory; skipRule?: SkipRule }> = {
+  'watermark-after-commit': { sinkFactory: (config, logger) => new WatermarkAfterCommitSink(transactionalSink(config, logger)) },
+  'confirm-before-commit': { sinkFactory: (config, logger) => new ConfirmBeforeCommitSink(transactionalSink(config, logger)) },
+  'skip-rule-off-by-one': { skipRule: skipBelowWatermarkOnly },
+};

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/resolve-config.js';
+import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import { alreadyPublished } from '../../src/exactly-once/skip-published.js';
+import { decodeWatermark, encodeWatermark, type Watermark } from '../../src/exactly-once/watermark.js';
+import { endsTransaction, transactionalBatchSize, type TransactionBatchable } from '../../src/publish/batching.js';
+import { Lsn } from '../../src/replication/lsn.js';
+
+const lsn = (n: number) => Lsn.of(BigInt(n));
+
+describe('exactly-once skip rule: a transaction ending at or below the watermark is already in Kafka', () => {
+  // Three adjacent transactions: commit records [100,150), [150,200), [200,260); the watermark is T2's end LSN.
+  const watermark = { lsn: lsn(200), commitLsn: lsn(150) };
+  it('skips the transaction whose commit end LSN equals the watermark, and the ones before it', () => {
+    expect(alreadyPublished(lsn(150), watermark)).toBe(true);
+    expect(alreadyPublished(lsn(100), watermark)).toBe(true);
+  });
+  it('publishes the transaction whose commit record starts exactly at the watermark (adjacent commit)', () => {
+    expect(alreadyPublished(lsn(200), watermark)).toBe(false);
+    expect(alreadyPublished(lsn(201), watermark)).toBe(false);
+  });
+  it('skips nothing without a watermark', () => {
+    expect(alreadyPublished(lsn(1), null)).toBe(false);
+  });
+});
+
+describe('exactly-once batches end at PostgreSQL transaction boundaries', () => {
+  const done = { endLsn: lsn(10) };
+  const done2 = { endLsn: lsn(20) };
+  const open = { endLsn: null };
+  const queue = (entries: TransactionBatchable['txn'][]) => ({
+    length: entries.length,
+    peek: (i: number) => (i < entries.length ? { bytes: 10, record: {}, txn: entries[i]! } : undefined),
+  });
+  const limits = { batchMaxMessages: 4, batchMaxBytes: 1_000_000 };
+
+  it('cuts before a transaction that is not complete within the batch', () => {
+    expect(transactionalBatchSize(queue([done, done, done2, open, open]), limits)).toBe(3);
+  });
+  it('keeps whole complete transactions together and stops at the last boundary within the limit', () => {
+    expect(transactionalBatchSize(queue([done, done, done2, done2, done2]), limits)).toBe(2);
+    expect(transactionalBatchSize(queue([done, done2]), limits)).toBe(2);
+  });
+  it('sends a full batch of a transaction larger than a batch (the Kafka transaction stays open)', () => {
+    expect(transactionalBatchSize(queue([open, open, open, open, open]), limits)).toBe(4);
+    expect(transactionalBatchSize(queue([done, done, done, done, done]), limits)).toBe(4);
+  });
+  it('lets a Kafka transaction end only after a complete transaction with nothing of it left queued', () => {
+    expect(endsTransaction(done, undefined)).toBe(true);
+    expect(endsTransaction(done, { bytes: 1, record: {}, txn: done2 })).toBe(true);
+    expect(endsTransaction(done, { bytes: 1, record: {}, txn: done })).toBe(false);
+    expect(endsTransaction(open, undefined)).toBe(false);
+  });
+});
+
+describe('watermark record', () => {
+  const w: Watermark = { slot: 's1', lsn: Lsn.parse('1/2A'), commitLsn: Lsn.parse('1/10'), commitTime: '2025-01-01T00:00:00.000Z', count: 3, transactionalId: 'outbox-tail-s1', relayId: 'h:1' };
+  it('round-trips, with LSNs as PostgreSQL text', () => {
+    const bytes = encodeWatermark(w);
+    expect(JSON.parse(bytes.toString()).lsn).toBe('1/2A');
+    expect(decodeWatermark(bytes, 'here')).toEqual(w);
+  });
+  it('rejects a value it cannot read instead of treating it as no watermark', () => {
+    expect(() => decodeWatermark(Buffer.from('{"slot":"s1"}'), 'offsets p0 o3')).toThrow(OutboxTailError);
+    expect(() => decodeWatermark(Buffer.from('not json'), 'offsets p0 o3')).toThrow(/offsets p0 o3/);
+  });
+});
+
+describe('exactly-once config', () => {
+  it('defaults to at-least-once; exactly-once derives the transactional id from the slot', () => {
+    expect(resolveConfig({}).delivery).toBe('at-least-once');
+    const c = resolveConfig({ flags: { slot: 'orders', delivery: 'exactly-once' } });
+    expect(c).toMatchObject({ delivery: 'exactly-once', transactionalId: 'outbox-tail-orders', offsetsTopic: 'outbox-tail.offsets', transactionTimeoutMs: 60_000 });
+    expect(resolveConfig({ env: { OUTBOX_TAIL_SLOT: 'orders', OUTBOX_TAIL_TRANSACTIONAL_ID: 'mine' } }).transactionalId).toBe('mine');
+  });
+  it('refuses exactly-once on the platformatic client instead of downgrading', () => {
+    expect(() => resolveConfig({ flags: { slot: 'orders', delivery: 'exactly-once', kafkaClient: 'platformatic' } })).toThrow(/kafkajs client only/);
+  });
+});
