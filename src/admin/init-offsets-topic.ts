@@ -8,7 +8,12 @@ import { createOffsetsTopic } from '../sink/offsets-topic.js';
 
 /** `outbox-tail init --delivery exactly-once`: the compacted offsets topic, created if missing (and checked if present). */
 export async function initOffsetsTopic(config: RelayConfig, logger: Logger): Promise<{ topic: string; created: boolean }> {
-  const kafka = new Kafka({ ...connectionConfig(kafkaSinkOptions(config, logger)), clientId: `${config.clientId}-init`, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
+  const kafka = new Kafka({
+    ...connectionConfig(kafkaSinkOptions(config, logger)),
+    clientId: `${config.clientId}-init`,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 2 },
+  });
   const admin = kafka.admin();
   try {
     await admin.connect();

@@ -95,7 +95,11 @@ export const configSchema = z
     delivery: z.enum(['at-least-once', 'exactly-once']).default('at-least-once'),
     // Default outbox-tail-<slot> (set below): one transactional id per slot, so a second relay of the slot fences the first.
     transactionalId: z.string().trim().min(1).max(255).optional(),
-    offsetsTopic: z.string().trim().regex(/^[A-Za-z0-9._-]{1,249}$/, 'Kafka topic names use A-Z a-z 0-9 . _ - (at most 249)').default('outbox-tail.offsets'),
+    offsetsTopic: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9._-]{1,249}$/, 'Kafka topic names use A-Z a-z 0-9 . _ - (at most 249)')
+      .default('outbox-tail.offsets'),
     // Kafka's producer default; must not exceed the broker's transaction.max.timeout.ms (15 min by default).
     transactionTimeoutMs: int(1000).default(60_000),
     // Operations: secrets from files, TLS, SASL, metrics and health.

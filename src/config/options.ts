@@ -52,11 +52,16 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
     describe: 'exactly-once: Kafka transactions with the slot position inside them; read_committed consumers see each outbox row once (kafkajs client only)',
   },
   transactionalId: { type: 'string', group: 'Delivery', describe: 'Kafka transactional.id in exactly-once mode (default outbox-tail-<slot>); one per slot' },
-  offsetsTopic: { type: 'string', group: 'Delivery', describe: 'Compacted topic holding each slot\'s watermark in exactly-once mode (outbox-tail init creates it)' },
+  offsetsTopic: {
+    type: 'string',
+    group: 'Delivery',
+    describe: "Compacted topic holding each slot's watermark in exactly-once mode (outbox-tail init creates it)",
+  },
   transactionTimeoutMs: {
     type: 'number',
     group: 'Delivery',
-    describe: "Kafka transaction timeout in exactly-once mode: the longest a PostgreSQL transaction may take to publish (at most the broker's transaction.max.timeout.ms)",
+    describe:
+      "Kafka transaction timeout in exactly-once mode: the longest a PostgreSQL transaction may take to publish (at most the broker's transaction.max.timeout.ms)",
   },
   columnId: { type: 'string', group: 'Columns', describe: 'Column holding the event id (uuid or text)' },
   columnAggregateType: { type: 'string', group: 'Columns', describe: 'Column holding the aggregate type (Debezium: aggregatetype)' },

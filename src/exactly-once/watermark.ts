@@ -41,7 +41,8 @@ export function decodeWatermark(value: Buffer, where: string): Watermark {
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(value.toString('utf8')) as Record<string, unknown>;
-    if (typeof raw.slot !== 'string' || typeof raw.lsn !== 'string' || typeof raw.transactionalId !== 'string') throw new Error('slot, lsn and transactionalId are required');
+    if (typeof raw.slot !== 'string' || typeof raw.lsn !== 'string' || typeof raw.transactionalId !== 'string')
+      throw new Error('slot, lsn and transactionalId are required');
     return {
       slot: raw.slot,
       lsn: Lsn.parse(raw.lsn),

@@ -238,7 +238,10 @@ export class PublishingStage {
     }
     if (skippedNow === 0) return;
     this.skipped += skippedNow;
-    logger.info({ event: 'skipped-published', records: this.skipped, watermark: this.startWatermark && Lsn.format(this.startWatermark.lsn) }, 'skipping records already published in a committed Kafka transaction');
+    logger.info(
+      { event: 'skipped-published', records: this.skipped, watermark: this.startWatermark && Lsn.format(this.startWatermark.lsn) },
+      'skipping records already published in a committed Kafka transaction',
+    );
     if (flow.isPaused && !this.draining && shouldResume(this.inFlight(), limits)) flow.resume();
   }
 
@@ -247,7 +250,12 @@ export class PublishingStage {
     const last = this.lastSent;
     if (!last || !endsTransaction(last, this.queue.peek())) return false;
     const lsn = last.endLsn!;
-    await eo.sink.commit({ lsn, commitLsn: last.commitLsn, commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(), count: this.uncommittedCount });
+    await eo.sink.commit({
+      lsn,
+      commitLsn: last.commitLsn,
+      commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(),
+      count: this.uncommittedCount,
+    });
     this.published = Lsn.max(this.published, lsn);
     this.lastCommitAt = Date.now();
     const { counters, acks } = this.options;

@@ -133,7 +133,10 @@ export class RelaySession {
         await this.unlessFailed(this.checkSlotPosition(watermark));
         publisher.startFrom(watermark);
         startLsn = watermark?.lsn ?? startLsn;
-        this.log.info({ event: 'watermark', lsn: watermark ? Lsn.format(watermark.lsn) : null, relayId: watermark?.relayId ?? null }, watermark ? 'exactly-once: resuming after the watermark' : 'exactly-once: no watermark for this slot yet');
+        this.log.info(
+          { event: 'watermark', lsn: watermark ? Lsn.format(watermark.lsn) : null, relayId: watermark?.relayId ?? null },
+          watermark ? 'exactly-once: resuming after the watermark' : 'exactly-once: no watermark for this slot yet',
+        );
         // Confirm the watermark now: PostgreSQL need not replay what Kafka already holds.
         if (watermark) void status.flush().catch(() => undefined);
       }
@@ -169,7 +172,9 @@ export class RelaySession {
     if (!watermark) return;
     const { config } = this.options;
     const confirmed = await withPgClient(config, async (client) => {
-      const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [config.slot]);
+      const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [
+        config.slot,
+      ]);
       return rows[0]?.lsn ? Lsn.parse(rows[0].lsn) : null;
     });
     if (confirmed === null || confirmed <= watermark.lsn) return;

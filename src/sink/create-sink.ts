@@ -11,8 +11,15 @@ import { TransactionalKafkaSink } from './transactional-kafka-sink.js';
 export function createKafkaSink(config: RelayConfig, logger: Logger): Sink {
   const options = kafkaSinkOptions(config, logger);
   if (config.delivery === 'exactly-once') {
-    if (!config.slot || !config.transactionalId) throw new OutboxTailError('CONFIG_INVALID', 'exactly-once delivery needs --slot (the transactional id and the watermark key derive from it)');
-    return new TransactionalKafkaSink({ ...options, slot: config.slot, transactionalId: config.transactionalId, offsetsTopic: config.offsetsTopic, transactionTimeoutMs: config.transactionTimeoutMs });
+    if (!config.slot || !config.transactionalId)
+      throw new OutboxTailError('CONFIG_INVALID', 'exactly-once delivery needs --slot (the transactional id and the watermark key derive from it)');
+    return new TransactionalKafkaSink({
+      ...options,
+      slot: config.slot,
+      transactionalId: config.transactionalId,
+      offsetsTopic: config.offsetsTopic,
+      transactionTimeoutMs: config.transactionTimeoutMs,
+    });
   }
   return config.kafkaClient === 'platformatic' ? new PlatformaticKafkaSink(options) : new KafkaSink(options);
 }

@@ -17,12 +17,19 @@ export async function checkOffsetsTopic(admin: Admin, topic: string): Promise<vo
   if (!topics.includes(topic)) {
     throw new OutboxTailError('OFFSETS_TOPIC_INVALID', `exactly-once delivery: the offsets topic ${topic} does not exist`, { hint: initHint(topic) });
   }
-  const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy'] }] });
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy'] }],
+  });
   const policy = described.resources[0]?.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue ?? '';
   if (!policy.split(',').includes('compact')) {
-    throw new OutboxTailError('OFFSETS_TOPIC_INVALID', `exactly-once delivery: the offsets topic ${topic} has cleanup.policy=${policy || '(unknown)'}, not compact`, {
-      hint: `make it compacted: kafka-configs.sh --alter --entity-type topics --entity-name ${topic} --add-config cleanup.policy=compact`,
-    });
+    throw new OutboxTailError(
+      'OFFSETS_TOPIC_INVALID',
+      `exactly-once delivery: the offsets topic ${topic} has cleanup.policy=${policy || '(unknown)'}, not compact`,
+      {
+        hint: `make it compacted: kafka-configs.sh --alter --entity-type topics --entity-name ${topic} --add-config cleanup.policy=compact`,
+      },
+    );
   }
 }
 

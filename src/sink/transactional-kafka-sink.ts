@@ -1,5 +1,14 @@
 import { hostname } from 'node:os';
-import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Message, type Producer, type TopicMessages, type Transaction as KafkaTransaction } from 'kafkajs';
+import {
+  CompressionTypes,
+  Kafka,
+  logLevel as KafkaLogLevel,
+  Partitioners,
+  type Message,
+  type Producer,
+  type TopicMessages,
+  type Transaction as KafkaTransaction,
+} from 'kafkajs';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-once/watermark.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
@@ -20,7 +29,13 @@ export interface TransactionalKafkaSinkOptions extends KafkaSinkOptions {
 const WATERMARK_READ_TIMEOUT_MS = 30_000;
 
 /** Errors that mean the brokers will not run transactions for us, whatever we retry. */
-const NO_TRANSACTIONS = new Set(['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'INVALID_TRANSACTION_TIMEOUT', 'UNSUPPORTED_VERSION', 'UNSUPPORTED_FOR_MESSAGE_FORMAT']);
+const NO_TRANSACTIONS = new Set([
+  'TRANSACTIONAL_ID_AUTHORIZATION_FAILED',
+  'CLUSTER_AUTHORIZATION_FAILED',
+  'INVALID_TRANSACTION_TIMEOUT',
+  'UNSUPPORTED_VERSION',
+  'UNSUPPORTED_FOR_MESSAGE_FORMAT',
+]);
 /** A newer producer with our transactional id exists (or the coordinator aborted our transaction). */
 const FENCED = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH', 'INVALID_TXN_STATE', 'TRANSACTIONAL_ID_NOT_FOUND']);
 
@@ -150,14 +165,21 @@ export class TransactionalKafkaSink implements TransactionalSink {
     const latest = ends.size === 0 ? new Map<string, Watermark>() : await this.readCompacted(topic, ends);
     for (const w of latest.values()) {
       if (w.transactionalId === transactionalId && w.slot !== slot) {
-        throw new OutboxTailError('TRANSACTIONAL_ID_CONFLICT', `exactly-once delivery: transactional id ${transactionalId} already publishes for slot ${w.slot} (relay ${w.relayId}); two slots on one transactional id would fence each other`, {
-          hint: `give each slot its own --transactional-id (the default outbox-tail-<slot> is unique per slot)`,
-        });
+        throw new OutboxTailError(
+          'TRANSACTIONAL_ID_CONFLICT',
+          `exactly-once delivery: transactional id ${transactionalId} already publishes for slot ${w.slot} (relay ${w.relayId}); two slots on one transactional id would fence each other`,
+          {
+            hint: `give each slot its own --transactional-id (the default outbox-tail-<slot> is unique per slot)`,
+          },
+        );
       }
     }
     const own = latest.get(slot) ?? null;
     if (own && own.transactionalId !== transactionalId) {
-      this.options.logger.warn({ event: 'transactional-id-changed', previous: own.transactionalId, transactionalId }, 'the slot was published under another transactional id: a relay still running with it is not fenced');
+      this.options.logger.warn(
+        { event: 'transactional-id-changed', previous: own.transactionalId, transactionalId },
+        'the slot was published under another transactional id: a relay still running with it is not fenced',
+      );
     }
     return own;
   }
@@ -192,7 +214,15 @@ export class TransactionalKafkaSink implements TransactionalSink {
       });
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new OutboxTailError('KAFKA_ERROR', `reading the offsets topic ${topic}: its end was not reached within ${WATERMARK_READ_TIMEOUT_MS / 1000} s`, { retriable: true })), WATERMARK_READ_TIMEOUT_MS);
+        timer = setTimeout(
+          () =>
+            reject(
+              new OutboxTailError('KAFKA_ERROR', `reading the offsets topic ${topic}: its end was not reached within ${WATERMARK_READ_TIMEOUT_MS / 1000} s`, {
+                retriable: true,
+              }),
+            ),
+          WATERMARK_READ_TIMEOUT_MS,
+        );
       });
       try {
         await Promise.race([reached, timeout]);
@@ -238,14 +268,22 @@ export class TransactionalKafkaSink implements TransactionalSink {
     if ([...types].some((t) => FENCED.has(t))) {
       const age = this.txnStartedAt ? Date.now() - this.txnStartedAt : 0;
       if (age >= this.options.transactionTimeoutMs) {
-        return new OutboxTailError('KAFKA_PRODUCER_FENCED', `exactly-once delivery: the Kafka transaction was open ${Math.round(age / 1000)} s, longer than --transaction-timeout-ms, and the broker aborted it: ${base.message}`, {
-          hint: `raise --transaction-timeout-ms (now ${this.options.transactionTimeoutMs}; at most the broker's transaction.max.timeout.ms) so the largest PostgreSQL transaction can be published in one Kafka transaction`,
-          cause: error,
-        });
+        return new OutboxTailError(
+          'KAFKA_PRODUCER_FENCED',
+          `exactly-once delivery: the Kafka transaction was open ${Math.round(age / 1000)} s, longer than --transaction-timeout-ms, and the broker aborted it: ${base.message}`,
+          {
+            hint: `raise --transaction-timeout-ms (now ${this.options.transactionTimeoutMs}; at most the broker's transaction.max.timeout.ms) so the largest PostgreSQL transaction can be published in one Kafka transaction`,
+            cause: error,
+          },
+        );
       }
       // Another relay took the transactional id (a standby that took the slot over): publish nothing more. The next
       // session starts with the slot, so this relay becomes a standby if the other one holds it.
-      return new OutboxTailError('KAFKA_PRODUCER_FENCED', `exactly-once delivery: fenced by a newer producer with transactional id ${this.options.transactionalId}: ${base.message}`, { retriable: true, cause: error });
+      return new OutboxTailError(
+        'KAFKA_PRODUCER_FENCED',
+        `exactly-once delivery: fenced by a newer producer with transactional id ${this.options.transactionalId}: ${base.message}`,
+        { retriable: true, cause: error },
+      );
     }
     return base;
   }

@@ -17,7 +17,12 @@ describe('exactly-once crash test: kill -9 again and again, then recount what a 
   it('puts every outbox row in Kafka exactly once (no duplicate, no loss) across relay and consumer kills', async () => {
     const r = await run({ orders: 400, kills: 8, consumerKills: 2, seed: 42, relayEnv: NO_PERIODIC_CONFIRM });
     expect(r.relay_kills).toBe(8);
-    expect({ duplicates: r.duplicates, lost: r.lost, phantoms: r.phantoms, order_violations: r.order_violations }).toEqual({ duplicates: 0, lost: 0, phantoms: 0, order_violations: 0 });
+    expect({ duplicates: r.duplicates, lost: r.lost, phantoms: r.phantoms, order_violations: r.order_violations }).toEqual({
+      duplicates: 0,
+      lost: 0,
+      phantoms: 0,
+      order_violations: 0,
+    });
     expect(r.kafka_records).toBe(r.outbox + r.cancelled.outbox);
     expect([r.distinct_ids, r.shipments, r.processed]).toEqual([r.orders, r.orders, r.orders]);
     expect(r.relay_fatal_codes).toEqual([]);
@@ -27,13 +32,29 @@ describe('exactly-once crash test: kill -9 again and again, then recount what a 
 
 describe('exactly-once negative controls: the recount catches each broken design, every run', () => {
   it('(1) a relay that writes the watermark after the Kafka commit, not inside it, publishes duplicates', async () => {
-    const r = await run({ orders: 200, kills: 5, consumerKills: 0, seed: 23, consumerMode: 'none', relayVariant: 'watermark-after-commit', relayEnv: NO_PERIODIC_CONFIRM });
+    const r = await run({
+      orders: 200,
+      kills: 5,
+      consumerKills: 0,
+      seed: 23,
+      consumerMode: 'none',
+      relayVariant: 'watermark-after-commit',
+      relayEnv: NO_PERIODIC_CONFIRM,
+    });
     expect(r.duplicates).toBeGreaterThan(0);
     expect(r.lost).toBe(0);
   });
 
   it('(2) a skip rule off by one (end LSN < watermark instead of <=) publishes the last transaction again', async () => {
-    const r = await run({ orders: 200, kills: 5, consumerKills: 0, seed: 29, consumerMode: 'none', relayVariant: 'skip-rule-off-by-one', relayEnv: NO_PERIODIC_CONFIRM });
+    const r = await run({
+      orders: 200,
+      kills: 5,
+      consumerKills: 0,
+      seed: 29,
+      consumerMode: 'none',
+      relayVariant: 'skip-rule-off-by-one',
+      relayEnv: NO_PERIODIC_CONFIRM,
+    });
     expect(r.duplicates).toBeGreaterThan(0);
     expect(r.lost).toBe(0);
   });

@@ -184,10 +184,17 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
 
     const offsetsTopic = `${run}.offsets`;
     if (delivery === 'exactly-once') await createCompactedTopic(options.stack.brokers, offsetsTopic);
-    const deliveryEnv: Record<string, string> = delivery === 'exactly-once' ? { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: offsetsTopic } : {};
+    const deliveryEnv: Record<string, string> =
+      delivery === 'exactly-once' ? { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: offsetsTopic } : {};
     const relayEnv = { OUTBOX_TAIL_TOPIC: `${run}.{aggregate_type}`, ...deliveryEnv, ...options.relayEnv };
     const newRelay = () => {
-      const started = startRelay({ databaseUrl: db.url, brokers: options.stack.brokers, slot, env: relayEnv, ...(options.relayVariant ? { variant: options.relayVariant } : {}) });
+      const started = startRelay({
+        databaseUrl: db.url,
+        brokers: options.stack.brokers,
+        slot,
+        env: relayEnv,
+        ...(options.relayVariant ? { variant: options.relayVariant } : {}),
+      });
       void started.exited.then(() => {
         for (const line of started.logs) if (line.event === 'fatal' && line.code) fatalCodes.push(line.code);
       });

@@ -25,7 +25,15 @@ const stack = await startStack({ log: (l) => process.stderr.write(`  ${l}\n`) })
 let code = 1;
 try {
   human(`stack: ${stack.provider} postgres=${stack.versions.postgres} kafka=${stack.versions.kafka}`);
-  const result = await runCrash({ stack, orders: argv.orders, kills: argv.kills, consumerKills: argv['consumer-kills'], seed: argv.seed, delivery: argv.delivery, log: human });
+  const result = await runCrash({
+    stack,
+    orders: argv.orders,
+    kills: argv.kills,
+    consumerKills: argv['consumer-kills'],
+    seed: argv.seed,
+    delivery: argv.delivery,
+    log: human,
+  });
   human(formatResult(result));
   if (argv.json) process.stdout.write(`${JSON.stringify({ ...result, seed: argv.seed })}\n`);
   code = result.passed ? 0 : 1;

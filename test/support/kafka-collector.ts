@@ -30,7 +30,11 @@ export class KafkaCollector {
     await admin.connect();
     await admin.createTopics({ topics: topics.filter((t): t is string => typeof t === 'string').map((topic) => ({ topic })), waitForLeaders: true });
     await admin.disconnect();
-    const consumer = kafka.consumer({ groupId: `collector-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`, maxWaitTimeInMs: 100, readUncommitted: this.isolation.readUncommitted ?? false });
+    const consumer = kafka.consumer({
+      groupId: `collector-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+      maxWaitTimeInMs: 100,
+      readUncommitted: this.isolation.readUncommitted ?? false,
+    });
     this.consumer = consumer;
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });

@@ -54,7 +54,15 @@ describe('exactly-once batches end at PostgreSQL transaction boundaries', () => 
 });
 
 describe('watermark record', () => {
-  const w: Watermark = { slot: 's1', lsn: Lsn.parse('1/2A'), commitLsn: Lsn.parse('1/10'), commitTime: '2025-01-01T00:00:00.000Z', count: 3, transactionalId: 'outbox-tail-s1', relayId: 'h:1' };
+  const w: Watermark = {
+    slot: 's1',
+    lsn: Lsn.parse('1/2A'),
+    commitLsn: Lsn.parse('1/10'),
+    commitTime: '2025-01-01T00:00:00.000Z',
+    count: 3,
+    transactionalId: 'outbox-tail-s1',
+    relayId: 'h:1',
+  };
   it('round-trips, with LSNs as PostgreSQL text', () => {
     const bytes = encodeWatermark(w);
     expect(JSON.parse(bytes.toString()).lsn).toBe('1/2A');
@@ -70,7 +78,12 @@ describe('exactly-once config', () => {
   it('defaults to at-least-once; exactly-once derives the transactional id from the slot', () => {
     expect(resolveConfig({}).delivery).toBe('at-least-once');
     const c = resolveConfig({ flags: { slot: 'orders', delivery: 'exactly-once' } });
-    expect(c).toMatchObject({ delivery: 'exactly-once', transactionalId: 'outbox-tail-orders', offsetsTopic: 'outbox-tail.offsets', transactionTimeoutMs: 60_000 });
+    expect(c).toMatchObject({
+      delivery: 'exactly-once',
+      transactionalId: 'outbox-tail-orders',
+      offsetsTopic: 'outbox-tail.offsets',
+      transactionTimeoutMs: 60_000,
+    });
     expect(resolveConfig({ env: { OUTBOX_TAIL_SLOT: 'orders', OUTBOX_TAIL_TRANSACTIONAL_ID: 'mine' } }).transactionalId).toBe('mine');
   });
   it('refuses exactly-once on the platformatic client instead of downgrading', () => {
