@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
 import { envName, flagName } from '../../src/config/options.js';
 import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-config-'));
+const dir = tempDir('outbox-tail-config-');
 const file = (name: string, text: string) => {
   const path = join(dir, name);
   writeFileSync(path, text);

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
 import { main } from '../../src/cli/main.js';
 import { envName, flagName } from '../../src/config/options.js';
 import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
@@ -11,7 +11,7 @@ import { createLogger } from '../../src/logging/create-logger.js';
 import { pgConnection } from '../../src/postgres/pg-connection.js';
 import { kafkaSecurity } from '../../src/sink/kafka-security.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-ops-config-'));
+const dir = tempDir('outbox-tail-ops-config-');
 const file = (name: string, text: string) => {
   const path = join(dir, name);
   writeFileSync(path, text);

@@ -6,11 +6,11 @@
  * that must exist, and the example config files through the real schema.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
 import { parse as parseYaml } from 'yaml';
 import { envName, optionKeys } from '../../src/config/options.js';
 import { resolveConfig } from '../../src/config/resolve-config.js';
@@ -22,7 +22,7 @@ const read = (p: string) => readFileSync(join(DOCKER, p), 'utf8');
 const KNOWN_ENV = new Set([...optionKeys.map(envName), 'OUTBOX_TAIL_CONFIG', 'DATABASE_URL']);
 
 function verifyUnit(unitText: string): { status: number | null; output: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-unit-'));
+  const dir = tempDir('outbox-tail-unit-');
   const fakeNode = join(dir, 'node');
   writeFileSync(fakeNode, '#!/bin/sh\nexit 0\n');
   chmodSync(fakeNode, 0o755);
@@ -70,7 +70,7 @@ describe('systemd unit docker/outbox-tail.service', () => {
   });
 
   it('has a low exposure score in systemd-analyze security', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-unit-sec-'));
+    const dir = tempDir('outbox-tail-unit-sec-');
     const path = join(dir, 'outbox-tail.service');
     writeFileSync(path, unit);
     const out = execFileSync('systemd-analyze', ['security', '--offline=yes', path], { encoding: 'utf8' });
@@ -134,7 +134,7 @@ describe('docker/docker-compose.yml', () => {
     const relay = services.relay as { ports?: string[]; environment: Record<string, string> };
     expect(relay.ports).toEqual(['127.0.0.1:9464:9464']);
     // the relay's own config, with the secret file swapped for a readable temp file, passes the schema
-    const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-compose-'));
+    const dir = tempDir('outbox-tail-compose-');
     const urlFile = join(dir, 'url');
     writeFileSync(urlFile, 'postgres://outbox_tail:x@postgres:5432/app');
     const config = resolveConfig({ env: { ...relay.environment, OUTBOX_TAIL_DATABASE_URL_FILE: urlFile } });
@@ -205,7 +205,7 @@ describe('docker/Dockerfile', () => {
 describe('example configuration', () => {
   /** Points /etc/outbox-tail/... at a temp dir holding every referenced file. */
   function materialise(text: string): { text: string; dir: string } {
-    const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-example-'));
+    const dir = tempDir('outbox-tail-example-');
     const paths = new Set(text.match(/\/etc\/outbox-tail\/[\w./-]+/g) ?? []);
     for (const p of paths) {
       const target = join(dir, p);
