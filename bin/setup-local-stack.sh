@@ -208,6 +208,8 @@ EOF
     rm -rf "$LIB_DIR"
     mv "$KAFKA_DIR/lib.partial" "$LIB_DIR"
     printf 'kafka=%s scala=%s log4j=%s fetched=%s\n' "$KAFKA_VERSION" "$SCALA_VERSION" "$LOG4J_VERSION" "$(date -u +%FT%TZ)" >"$MARKER"
+    # Each version has a pom dir of its own; the EXIT trap only knows the last one.
+    rm -rf "$work"
     step_done "fetched Kafka $KAFKA_VERSION jars: $(ls "$LIB_DIR" | wc -l) jars, $(du -sh "$LIB_DIR" | cut -f1) in $LIB_DIR"
   fi
 fi
