@@ -24,6 +24,8 @@ const mutate = [
   'src/publish/bad-row-policy.ts',
   'src/publish/malformed-policy.ts',
   'src/publish/oversize-policy.ts',
+  'src/exactly-once/skip-published.ts',
+  'src/exactly-once/watermark.ts',
 ];
 
 /*

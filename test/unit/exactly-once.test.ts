@@ -41,6 +41,9 @@ describe('exactly-once batches end at PostgreSQL transaction boundaries', () => 
     expect(transactionalBatchSize(queue([done, done, done2, done2, done2]), limits)).toBe(2);
     expect(transactionalBatchSize(queue([done, done2]), limits)).toBe(2);
   });
+  it('ends the batch after the first transaction when that is the only boundary, so its Kafka transaction can commit', () => {
+    expect(transactionalBatchSize(queue([done, open, open, open, open]), limits)).toBe(1);
+  });
   it('sends a full batch of a transaction larger than a batch (the Kafka transaction stays open)', () => {
     expect(transactionalBatchSize(queue([open, open, open, open, open]), limits)).toBe(4);
     expect(transactionalBatchSize(queue([done, done, done, done, done]), limits)).toBe(4);
@@ -71,6 +74,63 @@ describe('watermark record', () => {
   it('rejects a value it cannot read instead of treating it as no watermark', () => {
     expect(() => decodeWatermark(Buffer.from('{"slot":"s1"}'), 'offsets p0 o3')).toThrow(OutboxTailError);
     expect(() => decodeWatermark(Buffer.from('not json'), 'offsets p0 o3')).toThrow(/offsets p0 o3/);
+  });
+  const value = (fields: Record<string, unknown>) => Buffer.from(JSON.stringify(fields));
+  const required = { slot: 's1', lsn: '1/2A', transactionalId: 'outbox-tail-s1' };
+  it.each([
+    ['slot', { lsn: '1/2A', transactionalId: 't' }],
+    ['lsn', { slot: 's1', transactionalId: 't' }],
+    ['transactionalId', { slot: 's1', lsn: '1/2A' }],
+    ['a slot that is not text', { ...required, slot: 7 }],
+    ['an lsn that is not text', { ...required, lsn: 42 }],
+    ['a transactionalId that is not text', { ...required, transactionalId: null }],
+  ])('refuses a watermark without %s, naming what is required and what to do', (_what, fields) => {
+    let thrown: unknown;
+    try {
+      decodeWatermark(value(fields), 'offsets p0 o9');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(OutboxTailError);
+    const e = thrown as OutboxTailError;
+    expect(e.code).toBe('OFFSETS_TOPIC_INVALID');
+    expect(e.message).toBe('offsets p0 o9: unreadable watermark record (slot, lsn and transactionalId are required)');
+    expect(e.hint).toMatch(/tombstone for its key.*another --offsets-topic/);
+    expect(e.retriable).toBe(false);
+  });
+  it('refuses a watermark whose LSN is not PostgreSQL LSN text', () => {
+    expect(() => decodeWatermark(value({ ...required, lsn: 'zz' }), 'here')).toThrow(/here: unreadable watermark record/);
+  });
+  it('reads a keepalive watermark (no commit) with defaults for the optional fields', () => {
+    expect(decodeWatermark(value(required), 'here')).toEqual({
+      slot: 's1',
+      lsn: Lsn.parse('1/2A'),
+      commitLsn: null,
+      commitTime: null,
+      count: 0,
+      transactionalId: 'outbox-tail-s1',
+      relayId: '',
+    });
+  });
+  it('ignores optional fields of the wrong type instead of trusting them', () => {
+    expect(decodeWatermark(value({ ...required, commitLsn: 5, commitTime: 5, count: '3', relayId: 1 }), 'here')).toMatchObject({
+      commitLsn: null,
+      commitTime: null,
+      count: 0,
+      relayId: '',
+    });
+  });
+  it('writes a keepalive watermark with a null commit LSN', () => {
+    const bytes = encodeWatermark({ ...w, commitLsn: null, commitTime: null });
+    expect(JSON.parse(bytes.toString())).toEqual({
+      slot: 's1',
+      lsn: '1/2A',
+      commitLsn: null,
+      commitTime: null,
+      count: 3,
+      transactionalId: 'outbox-tail-s1',
+      relayId: 'h:1',
+    });
   });
 });
 
