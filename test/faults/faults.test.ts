@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultStack, type FaultStack } from './fault-stack.js';
 import type { ScenarioResult } from './harness.js';
 import { SCENARIOS, scenario, twoActiveRelays } from './scenarios.js';
+import { zombieFencing } from './zombie-fencing.js';
 
 let fs: FaultStack;
 const log = (line: string) => console.log(line);
@@ -77,5 +78,26 @@ describe('negative controls: the same checks catch a broken relay', () => {
     // standby-takeover allows one drop per takeover.
     expect(drops).toBeGreaterThan(3);
     expect(duplicates).toBeGreaterThan(0);
+  }, 300_000);
+});
+
+describe('exactly-once: a zombie relay woken after a takeover is fenced by Kafka (rule E6)', () => {
+  it('a relay paused past wal_sender_timeout inside a Kafka transaction cannot commit it after the standby took over: no duplicate, no loss', async () => {
+    const r = await zombieFencing({ fs, log, variant: 'slow-commit' });
+    expect({ released: r.walsender_released, tookOver: r.b_took_over }).toEqual({ released: true, tookOver: true });
+    expect(r.zombie_commit).toMatch(/^failed KAFKA_PRODUCER_FENCED/);
+    expect(r.zombie_watermarks_after_takeover).toBe(0);
+    expect({ duplicates: r.duplicates, lost: r.lost, phantoms: r.phantoms }).toEqual({ duplicates: 0, lost: 0, phantoms: 0 });
+    // One replay at the takeover at most (B starts from the slot, skipping what the watermark covers).
+    expect(r.lsn_drops).toBeLessThanOrEqual(1);
+  }, 300_000);
+
+  it('negative control: the same zombie with a transactional id of its own (no fencing) commits after the takeover, caught as duplicates', async () => {
+    const r = await zombieFencing({ fs, log, variant: 'slow-commit-unfenced' });
+    expect({ released: r.walsender_released, tookOver: r.b_took_over }).toEqual({ released: true, tookOver: true });
+    expect(r.zombie_commit).toBe('ok');
+    expect(r.zombie_watermarks_after_takeover).toBeGreaterThan(0);
+    expect(r.duplicates).toBeGreaterThan(0);
+    expect(r.lost).toBe(0);
   }, 300_000);
 });
