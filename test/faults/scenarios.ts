@@ -20,6 +20,8 @@ export interface ScenarioOptions {
   quick?: boolean;
   /** Run the scenario with every relay in --delivery exactly-once (FaultRunOptions.delivery). */
   delivery?: 'at-least-once' | 'exactly-once';
+  /** OUTBOX_TAIL_* added to the scenario's own, for every relay (negative controls). */
+  relayEnv?: Record<string, string>;
 }
 
 export interface Scenario {
@@ -39,6 +41,7 @@ async function withRun(
     log: options.log,
     name: options.delivery === 'exactly-once' ? `eo-${name}` : name,
     ...extra,
+    ...(options.relayEnv ? { relayEnv: { ...extra.relayEnv, ...options.relayEnv } } : {}),
     ...(options.variant ? { patienceMs: 15_000 } : {}),
     ...(options.delivery ? { delivery: options.delivery } : {}),
   });
