@@ -38,4 +38,10 @@ export const VARIANTS = {
 
 /** A checkpointer variant, or one of broken-exactly-once.ts's (named here so this file stays free of sink imports). */
 export type RelayVariant =
-  keyof typeof VARIANTS | 'watermark-after-commit' | 'confirm-before-commit' | 'skip-rule-off-by-one' | 'slow-commit' | 'slow-commit-unfenced';
+  | keyof typeof VARIANTS
+  | 'watermark-after-commit'
+  | 'confirm-before-commit'
+  | 'skip-rule-off-by-one'
+  | 'slow-commit'
+  | 'slow-commit-unfenced'
+  | 'no-start-checks';

@@ -114,6 +114,26 @@ class SlowCommitSink extends SinkWrapper {
 
 const SLOW_COMMIT_MS = 1_500;
 
+/**
+ * A relay without the start checks: it reads past an offsets topic that is
+ * missing or not compacted, and past a transactional id that already publishes
+ * for another slot (E6), as if there were no watermark yet.
+ */
+class NoStartChecksSink extends SinkWrapper {
+  override async readWatermark() {
+    try {
+      return await this.inner.readWatermark();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === 'OFFSETS_TOPIC_INVALID' || code === 'TRANSACTIONAL_ID_CONFLICT') return null;
+      throw error;
+    }
+  }
+  commit(position: WatermarkPosition): Promise<void> {
+    return this.inner.commit(position);
+  }
+}
+
 /** The skip rule off by one: skips only transactions ending strictly before the watermark, so the last one is published again. */
 const skipBelowWatermarkOnly: SkipRule = (commitLsn, watermark) => watermark !== null && watermark.commitLsn !== null && commitLsn < watermark.commitLsn;
 
@@ -121,6 +141,7 @@ export const EXACTLY_ONCE_VARIANTS: Record<string, { sinkFactory?: SinkFactory; 
   'watermark-after-commit': { sinkFactory: (config, logger) => new WatermarkAfterCommitSink(transactionalSink(config, logger)) },
   'confirm-before-commit': { sinkFactory: (config, logger) => new ConfirmBeforeCommitSink(transactionalSink(config, logger)) },
   'skip-rule-off-by-one': { skipRule: skipBelowWatermarkOnly },
+  'no-start-checks': { sinkFactory: (config, logger) => new NoStartChecksSink(transactionalSink(config, logger)) },
   // The zombie-fencing test (test/faults/zombie-fencing.ts): the correct relay, with a wide zombie window ...
   'slow-commit': { sinkFactory: (config, logger) => new SlowCommitSink(transactionalSink(config, logger)) },
   // ... and its negative control: no fencing, because every process has a transactional id of its own.
