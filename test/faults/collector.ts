@@ -4,7 +4,8 @@
  * 30 s session the rejoin waits for the old member to expire, so this one uses
  * a short session, commits its offsets (a rejoin does not re-read everything)
  * and keeps each Kafka record once (topic, partition, offset), so the recount
- * counts what Kafka holds, not how often the collector read it.
+ * counts what Kafka holds, not how often the collector read it. It reads
+ * committed records only (kafkajs' default) unless built with readUncommitted.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaCollector } from '../support/kafka-collector.js';
@@ -21,6 +22,7 @@ export class FaultCollector extends KafkaCollector {
       sessionTimeout: 6_000,
       heartbeatInterval: 500,
       retry: { retries: 30, maxRetryTime: 2_000 },
+      readUncommitted: this.isolation.readUncommitted ?? false,
     });
     this.consumer = consumer;
     await consumer.connect();

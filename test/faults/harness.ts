@@ -17,6 +17,7 @@ import type { CollectedRecord } from '../support/kafka-collector.js';
 import { FaultCollector } from './collector.js';
 import { startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot } from '../support/slot.js';
+import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import { proxiedDatabaseUrl, RELAY_PASSWORD, RELAY_ROLE, type FaultStack } from './fault-stack.js';
 import { outboxRows, recount, type Counts } from './recount.js';
 import { SlotMonitor } from './slot-monitor.js';
@@ -52,6 +53,13 @@ export interface FaultRunOptions {
    * long (a broken relay is expected to lose), instead of the normal bounds.
    */
   patienceMs?: number;
+  /**
+   * exactly-once: every relay runs --delivery exactly-once on an offsets topic
+   * of this run; the collector reads committed only (as it always does), a
+   * second one reads uncommitted to count the records of aborted Kafka
+   * transactions, and the recount allows no duplicate at all.
+   */
+  delivery?: 'at-least-once' | 'exactly-once';
 }
 
 export interface ScenarioResult {
@@ -91,6 +99,9 @@ export class FaultRun {
   private readonly notes: string[] = [];
   private closed = false;
   readonly group: string;
+  /** exactly-once runs: the offsets topic, and a collector that reads uncommitted records too. */
+  readonly offsetsTopic: string | null;
+  uncommitted: FaultCollector | null = null;
 
   private constructor(
     readonly options: FaultRunOptions,
@@ -104,6 +115,7 @@ export class FaultRun {
     this.topic = names.topic;
     this.deadLetterTopic = names.dlt;
     this.group = `${names.run}-shipping`;
+    this.offsetsTopic = options.delivery === 'exactly-once' ? `${names.run}.offsets` : null;
     this.monitor = new SlotMonitor(db.url, names.slot).start();
   }
 
@@ -136,11 +148,13 @@ export class FaultRun {
             ...(dlt ? [{ topic: dlt, numPartitions: 1, configEntries: [logAppendTime] }] : []),
           ],
         });
+        if (options.delivery === 'exactly-once') await createOffsetsTopic(kafkaAdmin, `${run}.offsets`);
       } finally {
         await kafkaAdmin.disconnect();
       }
       collector = await new FaultCollector(fs.brokers).start(dlt ? [topic, dlt] : [topic]);
       const r = new FaultRun(options, db, admin, collector, { run, slot, topic, dlt });
+      if (r.offsetsTopic) r.uncommitted = await new FaultCollector(fs.brokers, { readUncommitted: true }).start([topic]);
       if (options.consumer) r.startConsumer();
       return r;
     } catch (error) {
@@ -180,6 +194,7 @@ export class FaultRun {
       slot: this.slot,
       env: {
         OUTBOX_TAIL_TOPIC: `${this.run}.{aggregate_type}`,
+        ...(this.offsetsTopic ? { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: this.offsetsTopic } : {}),
         ...(this.deadLetterTopic ? { OUTBOX_TAIL_DEAD_LETTER_TOPIC: this.deadLetterTopic } : {}),
         ...this.options.relayEnv,
         ...env,
@@ -443,6 +458,7 @@ export class FaultRun {
     this.check(`I1 no loss (lost ${c.lost}${c.lostIds.length ? `: ${c.lostIds.slice(0, 3).join(', ')}` : ''})`, c.lost === 0);
     this.check(`I2 no phantom (phantoms ${c.phantoms})`, c.phantoms === 0);
     if (c.effect_violations !== null) this.check(`I3 effects exactly once (violations ${c.effect_violations})`, c.effect_violations === 0);
+    if (this.offsetsTopic) this.check(`exactly-once: no duplicate read_committed (duplicates ${c.duplicates})`, c.duplicates === 0);
     if (expect.duplicates === 'none') this.check(`I4 no duplicates without a fault (duplicates ${c.duplicates})`, c.duplicates === 0);
     else if (this.faultsFrom !== null) {
       const from = this.faultsFrom;
@@ -462,7 +478,18 @@ export class FaultRun {
     this.check(`I12 no secret or payload in relay logs/argv${leaks.length ? ` (${leaks.join('; ')})` : ''}`, leaks.length === 0);
   }
 
+  /** exactly-once runs: what a read_uncommitted consumer saw, and how many of those records no committed read has (aborted Kafka transactions). */
+  readUncommittedView(): { records: number; aborted: number } | null {
+    if (!this.uncommitted) return null;
+    const key = (r: CollectedRecord) => `${r.topic}\u0000${r.partition}\u0000${r.offset}`;
+    const committed = new Set(this.collector.records.map(key));
+    const all = uniqueRecords(this.uncommitted.records);
+    return { records: all.length, aborted: all.filter((r) => !committed.has(key(r))).length };
+  }
+
   result(c: Counts | null, recoverySeconds: number, extra: Record<string, unknown> = {}): ScenarioResult {
+    const uncommitted = this.readUncommittedView();
+    if (uncommitted) this.note(`read_uncommitted: ${uncommitted.records} records, ${uncommitted.aborted} of aborted Kafka transactions`);
     const failed = this.checks.filter((k) => !k.ok).map((k) => k.name);
     const countsText = c
       ? `committed ${c.committed}, kafka records ${c.kafka_records}, delivered ${c.delivered}, dead-lettered ${c.dead_lettered}, duplicates ${c.duplicates}, order violations ${c.order_violations}, integrity violations ${c.integrity_violations}, lsn violations ${c.lsn_violations}${c.effect_violations !== null ? `, effect violations ${c.effect_violations}` : ''}`
@@ -482,6 +509,7 @@ export class FaultRun {
       seconds: Number(((Date.now() - this.started) / 1000).toFixed(1)),
       failed,
       ...(c ? { counts } : {}),
+      ...(uncommitted ? { read_uncommitted: uncommitted } : {}),
       ...extra,
     };
   }
@@ -494,6 +522,7 @@ export class FaultRun {
     await this.stopConsumer();
     await this.monitor.stop();
     await this.collector.stop();
+    await this.uncommitted?.stop();
     await this.admin.end().catch(() => undefined);
     await this.db.drop().catch((e: Error) => this.log(`dropping ${this.db.name}: ${e.message}`));
   }

@@ -1,5 +1,5 @@
 /**
- * `npm run faults -- [--only NAME[,NAME]] [--json] [--soak MINUTES] [--seed N] [--variant BROKEN]`
+ * `npm run faults -- [--only NAME[,NAME]] [--json] [--soak MINUTES] [--seed N] [--variant BROKEN] [--delivery exactly-once]`
  * Runs the fault scenarios (issue 7) on a local stack of their own, one after
  * the other; or, with --soak, injects random faults for MINUTES and checks the
  * invariants at the end. Human lines go to stdout (stderr with --json); with
@@ -24,6 +24,11 @@ const argv = await yargs(hideBin(process.argv))
     choices: ['confirm-on-receipt', 'confirm-end-plus-one', 'no-keepalive-confirm'],
     describe: 'negative control: run the scenarios against a deliberately broken relay (they should fail)',
   })
+  .option('delivery', {
+    type: 'string',
+    choices: ['at-least-once', 'exactly-once'],
+    describe: 'run the relays with --delivery exactly-once (the recount then reads committed only and allows no duplicate)',
+  })
   .strict()
   .parseAsync();
 
@@ -47,7 +52,12 @@ try {
   } else {
     for (const s of selected) {
       human(`\n=== ${s.name}: ${s.title}`);
-      const result = await s.run({ fs, log: human, ...(argv.variant ? { variant: argv.variant as FaultVariant } : {}) });
+      const result = await s.run({
+        fs,
+        log: human,
+        ...(argv.variant ? { variant: argv.variant as FaultVariant } : {}),
+        ...(argv.delivery ? { delivery: argv.delivery as 'at-least-once' | 'exactly-once' } : {}),
+      });
       results.push(result);
       human(
         `--- ${s.name}: ${result.passed ? 'PASS' : 'FAIL'} in ${result.seconds} s: lost ${result.lost}, duplicates ${result.duplicates}, phantoms ${result.phantoms}, recovery ${result.recovery_seconds} s\n    ${result.detail}`,

@@ -18,6 +18,10 @@ export interface ScenarioOptions {
   variant?: FaultVariant;
   /** Fewer repetitions (negative controls). */
   quick?: boolean;
+  /** Run the scenario with every relay in --delivery exactly-once (FaultRunOptions.delivery). */
+  delivery?: 'at-least-once' | 'exactly-once';
+  /** OUTBOX_TAIL_* added to the scenario's own, for every relay (negative controls). */
+  relayEnv?: Record<string, string>;
 }
 
 export interface Scenario {
@@ -32,7 +36,15 @@ async function withRun(
   extra: Omit<FaultRunOptions, 'fs' | 'log' | 'name'>,
   body: (run: FaultRun) => Promise<ScenarioResult>,
 ): Promise<ScenarioResult> {
-  const run = await FaultRun.create({ fs: options.fs, log: options.log, name, ...extra, ...(options.variant ? { patienceMs: 15_000 } : {}) });
+  const run = await FaultRun.create({
+    fs: options.fs,
+    log: options.log,
+    name: options.delivery === 'exactly-once' ? `eo-${name}` : name,
+    ...extra,
+    ...(options.relayEnv ? { relayEnv: { ...extra.relayEnv, ...options.relayEnv } } : {}),
+    ...(options.variant ? { patienceMs: 15_000 } : {}),
+    ...(options.delivery ? { delivery: options.delivery } : {}),
+  });
   try {
     return await body(run);
   } catch (error) {

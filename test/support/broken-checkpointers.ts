@@ -37,4 +37,11 @@ export const VARIANTS = {
 } as const;
 
 /** A checkpointer variant, or one of broken-exactly-once.ts's (named here so this file stays free of sink imports). */
-export type RelayVariant = keyof typeof VARIANTS | 'watermark-after-commit' | 'confirm-before-commit' | 'skip-rule-off-by-one';
+export type RelayVariant =
+  | keyof typeof VARIANTS
+  | 'watermark-after-commit'
+  | 'confirm-before-commit'
+  | 'skip-rule-off-by-one'
+  | 'slow-commit'
+  | 'slow-commit-unfenced'
+  | 'no-start-checks';

@@ -83,6 +83,57 @@ class ConfirmBeforeCommitSink extends SinkWrapper {
   }
 }
 
+/**
+ * Not broken by itself: holds every Kafka transaction open for a while after
+ * its records were sent, then commits it, and lets disconnect() wait for that
+ * commit. It widens the window in which a relay paused (SIGSTOP) is a zombie
+ * with a transaction it still means to commit, so the zombie-fencing test can
+ * pause it inside that window every run (it waits for the `zombie-window`
+ * line on stderr) and see what the woken zombie's commit does
+ * (`zombie-commit ok` or `zombie-commit failed <code>`).
+ */
+class SlowCommitSink extends SinkWrapper {
+  private pending: Promise<void> = Promise.resolve();
+  override async disconnect() {
+    await this.pending.catch(() => undefined);
+    return this.inner.disconnect();
+  }
+  async commit(position: WatermarkPosition): Promise<void> {
+    process.stderr.write(`zombie-window ${position.lsn}\n`);
+    const done = sleep(SLOW_COMMIT_MS).then(() => this.inner.commit(position));
+    this.pending = done;
+    try {
+      await done;
+      process.stderr.write('zombie-commit ok\n');
+    } catch (error) {
+      process.stderr.write(`zombie-commit failed ${(error as { code?: string }).code ?? (error as Error).message}\n`);
+      throw error;
+    }
+  }
+}
+
+const SLOW_COMMIT_MS = 1_500;
+
+/**
+ * A relay without the start checks: it reads past an offsets topic that is
+ * missing or not compacted, and past a transactional id that already publishes
+ * for another slot (E6), as if there were no watermark yet.
+ */
+class NoStartChecksSink extends SinkWrapper {
+  override async readWatermark() {
+    try {
+      return await this.inner.readWatermark();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === 'OFFSETS_TOPIC_INVALID' || code === 'TRANSACTIONAL_ID_CONFLICT') return null;
+      throw error;
+    }
+  }
+  commit(position: WatermarkPosition): Promise<void> {
+    return this.inner.commit(position);
+  }
+}
+
 /** The skip rule off by one: skips only transactions ending strictly before the watermark, so the last one is published again. */
 const skipBelowWatermarkOnly: SkipRule = (commitLsn, watermark) => watermark !== null && watermark.commitLsn !== null && commitLsn < watermark.commitLsn;
 
@@ -90,4 +141,12 @@ export const EXACTLY_ONCE_VARIANTS: Record<string, { sinkFactory?: SinkFactory; 
   'watermark-after-commit': { sinkFactory: (config, logger) => new WatermarkAfterCommitSink(transactionalSink(config, logger)) },
   'confirm-before-commit': { sinkFactory: (config, logger) => new ConfirmBeforeCommitSink(transactionalSink(config, logger)) },
   'skip-rule-off-by-one': { skipRule: skipBelowWatermarkOnly },
+  'no-start-checks': { sinkFactory: (config, logger) => new NoStartChecksSink(transactionalSink(config, logger)) },
+  // The zombie-fencing test (test/faults/zombie-fencing.ts): the correct relay, with a wide zombie window ...
+  'slow-commit': { sinkFactory: (config, logger) => new SlowCommitSink(transactionalSink(config, logger)) },
+  // ... and its negative control: no fencing, because every process has a transactional id of its own.
+  'slow-commit-unfenced': {
+    sinkFactory: (config, logger) =>
+      new SlowCommitSink(transactionalSink({ ...config, transactionalId: `${config.transactionalId ?? 'outbox-tail'}-${process.pid}` }, logger)),
+  },
 };

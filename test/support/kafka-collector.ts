@@ -20,7 +20,7 @@ export class KafkaCollector {
   /** readUncommitted: also records of open and aborted Kafka transactions (the default, like kafkajs's, reads committed only). */
   constructor(
     protected readonly brokers: string[],
-    private readonly isolation: { readUncommitted?: boolean } = {},
+    protected readonly isolation: { readUncommitted?: boolean } = {},
   ) {}
 
   async start(topics: (string | RegExp)[]): Promise<this> {
