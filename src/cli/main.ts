@@ -98,6 +98,7 @@ async function initCommand(argv: Record<string, unknown>): Promise<number> {
     lines.push(offsets.created ? `offsets topic ${offsets.topic} created (cleanup.policy=compact)` : `offsets topic ${offsets.topic} exists and is compacted`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+  for (const warning of result.warnings) process.stderr.write(`outbox-tail: warning: ${warning}\n`);
   return EXIT.OK;
 }
 

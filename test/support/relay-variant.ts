@@ -2,12 +2,14 @@
  * Runs the real daemon (runDaemon) with a broken variant, for negative
  * controls: `tsx test/support/relay-variant.ts <variant>`, configured through
  * OUTBOX_TAIL_* env vars exactly like bin/outbox-tail.js. A variant is a
- * checkpointer (broken-checkpointers.ts) or an exactly-once part (broken-exactly-once.ts).
+ * checkpointer (broken-checkpointers.ts), a restart filter (broken-resume-filter.ts) or an
+ * exactly-once part (broken-exactly-once.ts).
  */
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { toRunConfig } from '../../src/config/run-config.js';
 import { runDaemon } from '../../src/cli/run-daemon.js';
 import { VARIANTS } from './broken-checkpointers.js';
+import { installResumeFilter } from './broken-resume-filter.js';
 import { EXACTLY_ONCE_VARIANTS } from './broken-exactly-once.js';
 
 const variant = process.argv[2] ?? '';
@@ -16,7 +18,11 @@ if (!extras) {
   process.stderr.write(`unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS)].join(', ')}\n`);
   process.exit(2);
 }
-runDaemon(toRunConfig(resolveConfig({ env: process.env })), extras).then(
+const config = toRunConfig(resolveConfig({ env: process.env }));
+if (variant === 'skip-begin-at-resume-lsn') {
+  await installResumeFilter(config.databaseUrl!, config.slot, (line) => process.stderr.write(`relay-variant: ${line}\n`));
+}
+runDaemon(config, extras).then(
   (code) => process.exit(code),
   (error) => {
     process.stderr.write(`relay-variant: ${error?.stack ?? error}\n`);
