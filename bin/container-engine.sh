@@ -141,6 +141,12 @@ stop() {
     # shellcheck disable=SC2086
     kill -KILL $left 2>/dev/null || true
   fi
+  # A conmon that exited with the service is a zombie until init reaps it
+  # (it has no command line left to match above): wait for that too.
+  for _ in $(seq 50); do
+    pgrep -x conmon >/dev/null || break
+    sleep 0.2
+  done
   log "stopped"
 }
 
