@@ -1,19 +1,10 @@
-import {
-  CompressionTypes,
-  Kafka,
-  logLevel as KafkaLogLevel,
-  Partitioners,
-  type KafkaConfig,
-  type Message,
-  type Producer,
-  type SASLOptions,
-  type TopicMessages,
-} from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type KafkaConfig, type Producer, type SASLOptions } from 'kafkajs';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import type { KafkaSasl } from './kafka-security.js';
 import type { KafkaSinkOptions } from './kafka-sink-options.js';
 import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
+import { topicMessages } from './topic-messages.js';
 
 /**
  * kafkajs warns at every producer start because retries are bounded. They are
@@ -75,19 +66,11 @@ export class KafkaSink implements Sink {
     const producer = this.producer;
     if (!producer) throw new Error('KafkaSink.send before connect');
     if (records.length === 0) return;
-    const byTopic = new Map<string, Message[]>();
-    for (const r of records) {
-      let list = byTopic.get(r.topic);
-      if (!list) byTopic.set(r.topic, (list = []));
-      // The record itself is a kafkajs Message (key, value, headers; kafkajs ignores the rest): no copy per record.
-      list.push(r);
-    }
-    const topicMessages: TopicMessages[] = [];
-    for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages });
+    const batch = topicMessages(records);
     try {
-      await producer.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages });
+      await producer.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: batch });
     } catch (error) {
-      throw classifyKafkaError(error, `publishing ${records.length} record(s) to ${[...byTopic.keys()].join(', ')}`);
+      throw classifyKafkaError(error, `publishing ${records.length} record(s) to ${batch.map((t) => t.topic).join(', ')}`);
     }
   }
 

@@ -1,14 +1,5 @@
 import { hostname } from 'node:os';
-import {
-  CompressionTypes,
-  Kafka,
-  logLevel as KafkaLogLevel,
-  Partitioners,
-  type Message,
-  type Producer,
-  type TopicMessages,
-  type Transaction as KafkaTransaction,
-} from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-once/watermark.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
@@ -17,6 +8,7 @@ import { connectionConfig, INTENDED_WARNINGS, KafkaSink } from './kafka-sink.js'
 import type { KafkaSinkOptions } from './kafka-sink-options.js';
 import { checkOffsetsTopic } from './offsets-topic.js';
 import type { ClusterMetadata, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
+import { topicMessages } from './topic-messages.js';
 
 export interface TransactionalKafkaSinkOptions extends KafkaSinkOptions {
   slot: string;
@@ -105,18 +97,11 @@ export class TransactionalKafkaSink implements TransactionalSink {
   async send(records: readonly SinkRecord[]): Promise<void> {
     if (records.length === 0) return;
     const txn = this.txn ?? (await this.begin());
-    const byTopic = new Map<string, Message[]>();
-    for (const r of records) {
-      let list = byTopic.get(r.topic);
-      if (!list) byTopic.set(r.topic, (list = []));
-      list.push(r);
-    }
-    const topicMessages: TopicMessages[] = [];
-    for (const [topic, messages] of byTopic) topicMessages.push({ topic, messages });
+    const batch = topicMessages(records);
     try {
-      await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages });
+      await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: batch });
     } catch (error) {
-      throw this.classify(error, `publishing ${records.length} record(s) in a Kafka transaction to ${[...byTopic.keys()].join(', ')}`);
+      throw this.classify(error, `publishing ${records.length} record(s) in a Kafka transaction to ${batch.map((t) => t.topic).join(', ')}`);
     }
   }
 
