@@ -1,4 +1,13 @@
-import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type KafkaConfig, type Producer, type SASLOptions } from 'kafkajs';
+import {
+  CompressionTypes,
+  Kafka,
+  logLevel as KafkaLogLevel,
+  Partitioners,
+  type KafkaConfig,
+  type Producer,
+  type ProducerConfig,
+  type SASLOptions,
+} from 'kafkajs';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import type { KafkaSasl } from './kafka-security.js';
@@ -31,6 +40,21 @@ export function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, '
  * acks=all, one request in flight (order), Java-compatible murmur2 partitioner.
  * kafkajs has no linger, so the relay hands it several transactions per call.
  */
+/**
+ * The producer settings both kafkajs sinks publish with: idempotent, one
+ * request in flight (order per partition), Java-compatible partitioning,
+ * bounded retries (the session ends and replays from the slot).
+ */
+export function producerSettings(options: Pick<KafkaSinkOptions, 'allowAutoTopicCreation' | 'retries'>): ProducerConfig {
+  return {
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: options.allowAutoTopicCreation,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: Math.max(1, options.retries), initialRetryTime: 200, maxRetryTime: 5_000 },
+  };
+}
+
 export class KafkaSink implements Sink {
   private readonly kafka: Kafka;
   private producer: Producer | null = null;
@@ -46,13 +70,7 @@ export class KafkaSink implements Sink {
   }
 
   async connect(): Promise<void> {
-    const producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: this.options.allowAutoTopicCreation,
-      createPartitioner: Partitioners.DefaultPartitioner,
-      retry: { retries: Math.max(1, this.options.retries), initialRetryTime: 200, maxRetryTime: 5_000 },
-    });
+    const producer = this.kafka.producer(producerSettings(this.options));
     try {
       await producer.connect();
     } catch (error) {

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
-import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-once/watermark.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
-import { connectionConfig, INTENDED_WARNINGS, KafkaSink } from './kafka-sink.js';
+import { connectionConfig, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink-options.js';
 import { checkOffsetsTopic } from './offsets-topic.js';
 import type { ClusterMetadata, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
@@ -74,13 +74,9 @@ export class TransactionalKafkaSink implements TransactionalSink {
   /** Connects and fences: InitProducerId bumps the epoch of the transactional id and aborts a predecessor's open transaction. */
   async connect(): Promise<void> {
     const producer = this.kafka.producer({
-      idempotent: true,
+      ...producerSettings(this.options),
       transactionalId: this.options.transactionalId,
       transactionTimeout: this.options.transactionTimeoutMs,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: this.options.allowAutoTopicCreation,
-      createPartitioner: Partitioners.DefaultPartitioner,
-      retry: { retries: Math.max(1, this.options.retries), initialRetryTime: 200, maxRetryTime: 5_000 },
     });
     try {
       await producer.connect();
