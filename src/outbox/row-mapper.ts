@@ -1,11 +1,13 @@
 import type { ColumnValue, RelationColumn } from '../replication/pgoutput-decoder.js';
 import type { MalformedRow, OutboxEvent, Transaction } from './outbox-event.js';
+import { toRfc3339 } from './rfc3339-timestamp.js';
 import { REQUIRED_COLUMNS as REQUIRED, type ColumnMapping, type RequiredColumn as Required } from './outbox-columns.js';
 
 interface Layout {
   index: Record<Required, number>;
   headers: number;
   createdAt: number;
+  createdAtType: number;
   missing: string[];
 }
 
@@ -36,6 +38,7 @@ export class RowMapper {
       index,
       headers: position.get(this.columns.headers) ?? -1,
       createdAt: position.get(this.columns.createdAt) ?? -1,
+      createdAtType: columns[position.get(this.columns.createdAt) ?? -1]?.typeOid ?? 0,
       missing,
     };
   }
@@ -65,6 +68,7 @@ export class RowMapper {
       if (typeof parsed === 'string') return { id, reason: `column ${this.columns.headers} ${parsed}`, table: this.table, txn };
       headers = parsed;
     }
+    const createdAt = text(layout.createdAt);
     return {
       id: id!,
       aggregateType: text(layout.index.aggregateType)!,
@@ -72,7 +76,7 @@ export class RowMapper {
       eventType: text(layout.index.eventType)!,
       payload: values[layout.index.payload] as Buffer,
       headers,
-      createdAt: text(layout.createdAt) ?? null,
+      createdAt: createdAt == null ? null : toRfc3339(createdAt, layout.createdAtType),
       table: this.table,
       txn,
     };

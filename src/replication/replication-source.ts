@@ -68,7 +68,13 @@ export class ReplicationSource {
   constructor(private readonly options: ReplicationSourceOptions) {
     this.ended = new Promise((resolve) => (this.endedResolve = resolve));
     this.service = new LogicalReplicationService(
-      { ...options.connection, application_name: options.connection.application_name ?? 'outbox-tail' },
+      {
+        ...options.connection,
+        application_name: options.connection.application_name ?? 'outbox-tail',
+        // pgoutput writes values with the walsender's settings, which a database or role may change: the
+        // created_at header (toRfc3339) needs the ISO form, and UTC keeps it free of zone abbreviations.
+        options: [options.connection.options, '-c DateStyle=ISO -c TimeZone=UTC'].filter(Boolean).join(' '),
+      },
       { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: false } },
     );
     // At once, not at the first pause or status update: a library without the field fails the session before it streams.

@@ -40,7 +40,8 @@ interface Row {
 const selectRows = (where: string, params: unknown[]) =>
   query<Row>(
     bed.db.url,
-    `select id::text, aggregate_type, aggregate_id, event_type, payload::text as payload, created_at::text as created_at from outbox where ${where} order by created_at, id`,
+    `select id::text, aggregate_type, aggregate_id, event_type, payload::text as payload,
+            to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at from outbox where ${where} order by created_at, id`,
     params,
   );
 

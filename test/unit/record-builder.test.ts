@@ -11,7 +11,7 @@ const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
   eventType: 'OrderCreated',
   payload: Buffer.from('{"a": 1}'),
   headers: { trace: 't-1', id: 'spoofed' },
-  createdAt: '2026-11-30 00:00:00+00',
+  createdAt: '2026-11-30T00:00:00.000000Z',
   table: 'public.outbox',
   txn: { seq: 1, xid: 7, commitLsn: Lsn.of(0x1925e80n), commitTime: 0n, endLsn: null },
   ...over,
@@ -43,7 +43,7 @@ describe('RecordBuilder', () => {
       event_type: 'OrderCreated',
       aggregate_type: 'order',
       aggregate_id: 'o-1',
-      created_at: '2026-11-30 00:00:00+00',
+      created_at: '2026-11-30T00:00:00.000000Z',
       commit_lsn: '0/1925E80',
     });
   });
@@ -51,7 +51,7 @@ describe('RecordBuilder', () => {
   it('builds the same headers and size without user headers, with and without created_at', () => {
     const sized = (h: Record<string, string>, e: OutboxEvent) =>
       70 + e.payload.length + e.aggregateId.length + Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length + 2, 0);
-    for (const createdAt of ['2026-11-30 00:00:00+00', null]) {
+    for (const createdAt of ['2026-11-30T00:00:00.000000Z', null]) {
       const e = event({ headers: {}, createdAt });
       const r = new RecordBuilder('outbox.event.{aggregate_type}').build(e);
       const expected: Record<string, string> = { id: 'e1', event_type: 'OrderCreated', aggregate_type: 'order', aggregate_id: 'o-1' };

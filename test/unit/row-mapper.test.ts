@@ -105,3 +105,17 @@ describe('RowMapper', () => {
     expect(malformed(mapper.map(row('e1', 'order', 'o-1', 'Created', '{}', '[]', null), TXN)).id).toBe('e1');
   });
 });
+
+describe('RowMapper created_at', () => {
+  const withType = (typeOid: number): RelationColumn[] => FULL.map((c) => (c.name === 'created_at' ? { ...c, typeOid } : c));
+  const createdAt = (typeOid: number, value: string) =>
+    event(mapperFor(withType(typeOid)).map(row('e1', 'order', 'o-1', 'Created', '{}', null, value), TXN)).createdAt;
+
+  it('sends a timestamptz created_at in RFC 3339 UTC with microseconds', () => {
+    expect(createdAt(1184, '2026-12-01 12:27:21.69642+00')).toBe('2026-12-01T12:27:21.696420Z');
+  });
+
+  it('sends a text created_at as the row holds it', () => {
+    expect(createdAt(25, '2026-12-01 12:27:21.69642+00')).toBe('2026-12-01 12:27:21.69642+00');
+  });
+});

@@ -42,7 +42,7 @@ describe('TransactionAssembler + RowMapper', () => {
       aggregateId: 'o-1',
       eventType: 'OrderCreated',
       headers: { trace: 'abc' }, // the non-string entry "n": 1 is dropped
-      createdAt: '2026-11-30 00:00:00+00',
+      createdAt: '2026-11-30T00:00:00.000000Z',
       table: 'public.outbox',
     });
     expect(event.payload.toString()).toBe('{"note": "café ☕", "total": 12.5}');
