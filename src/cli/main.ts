@@ -10,6 +10,8 @@ import { resolveConfig } from '../config/resolve-config.js';
 import { toRunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
+import { parseTimeWindow } from '../recovery/time-window.js';
+import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { runDaemon } from './run-daemon.js';
 
 const DEFAULTS: Readonly<Record<string, unknown>> = configDefaults;
@@ -125,6 +127,35 @@ async function statusCommand(argv: Record<string, unknown>): Promise<number> {
   return status.exists ? EXIT.OK : EXIT.PREFLIGHT;
 }
 
+function verifyLines(r: VerifyReport): string[] {
+  const lines = [
+    `window               [${r.from}, ${r.to}) by ${r.table}'s created-at column; Kafka read from ${r.kafkaFrom}`,
+    `${'topic'.padEnd(40)} ${'rows'.padStart(10)} ${'records'.padStart(10)} ${'distinct'.padStart(10)} ${'missing'.padStart(10)} ${'unknown'.padStart(10)}`,
+  ];
+  for (const t of r.topics) {
+    const name = t.exists ? t.topic : `${t.topic} (no such topic)`;
+    lines.push(`${name.padEnd(40)} ${[t.rows, t.records, t.distinctIds, t.missing, t.unknown].map((n) => String(n).padStart(10)).join(' ')}`);
+    if (t.missingIds.length > 0) lines.push(`  missing ids (first ${t.missingIds.length}): ${t.missingIds.join(' ')}`);
+    if (t.unknownIds.length > 0) lines.push(`  ids no row has (first ${t.unknownIds.length}): ${t.unknownIds.join(' ')}`);
+  }
+  lines.push(`total                rows ${r.rows}, records ${r.records}, missing ${r.missing}, unknown ${r.unknown}; ${r.seconds} s`);
+  if (r.recordsWithoutHeaders > 0) lines.push(`note                 ${r.recordsWithoutHeaders} record(s) without an id or created_at header were not compared`);
+  return lines;
+}
+
+async function verifyCommand(argv: Record<string, unknown>): Promise<number> {
+  const config = loadConfig(argv, process.env);
+  const window = parseTimeWindow(argv.from as string, argv.to as string | undefined);
+  const report = await withPgClient(config, (client) =>
+    verifyOutbox(client, config, { window, marginMs: argv['kafka-margin-ms'] as number, list: argv.list as number }),
+  );
+  if (report.rows === 0) {
+    process.stderr.write(`outbox-tail: warning: no outbox rows created in [${report.from}, ${report.to}) in ${report.table}: check --from/--to and --table\n`);
+  }
+  process.stdout.write(argv.json ? `${JSON.stringify(report)}\n` : `${verifyLines(report).join('\n')}\n`);
+  return report.missing === 0 ? EXIT.OK : EXIT.FATAL;
+}
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
   warnSecretsOnCommandLine(argv);
   let code: number = EXIT.OK;
@@ -143,6 +174,26 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       'slot and publication state, lag in bytes',
       (y) => withConfigOptions(y).option('json', { type: 'boolean', describe: 'print one JSON object' }),
       handle(statusCommand),
+    )
+    .command(
+      'verify',
+      'compare the outbox rows created in a window with the ids in Kafka; exit 1 when some are missing',
+      (y) =>
+        withConfigOptions(y)
+          .option('from', {
+            type: 'string',
+            demandOption: true,
+            describe: 'window start: a time with a zone (2026-12-01T12:00:00Z) or a span back from now (2h)',
+          })
+          .option('to', { type: 'string', describe: 'window end, excluded [default: now]' })
+          .option('kafka-margin-ms', {
+            type: 'number',
+            default: 300_000,
+            describe: 'start reading Kafka this long before --from (record timestamps come from the relay host clock)',
+          })
+          .option('list', { type: 'number', default: 10, describe: 'missing and unknown ids listed per topic' })
+          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
+      handle(verifyCommand),
     )
     .env(false)
     .strict()
