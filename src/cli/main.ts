@@ -11,6 +11,7 @@ import { toRunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { parseTimeWindow } from '../recovery/time-window.js';
+import { replayOutbox } from '../recovery/replay-outbox.js';
 import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { runDaemon } from './run-daemon.js';
 
@@ -156,6 +157,42 @@ async function verifyCommand(argv: Record<string, unknown>): Promise<number> {
   return report.missing === 0 ? EXIT.OK : EXIT.FATAL;
 }
 
+async function replayCommand(argv: Record<string, unknown>): Promise<number> {
+  const config = loadConfig(argv, process.env);
+  const window = parseTimeWindow(argv.from as string, argv.to as string | undefined);
+  // stdout carries the report: logs (warnings and up unless --log-level asks for more) go to stderr.
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr);
+  const report = await withPgClient(config, (client) =>
+    replayOutbox(
+      client,
+      config,
+      {
+        window,
+        onlyMissing: Boolean(argv['only-missing']),
+        dryRun: Boolean(argv['dry-run']),
+        marginMs: argv['kafka-margin-ms'] as number,
+        batchSize: argv['batch-size'] as number,
+      },
+      logger,
+    ),
+  );
+  if (argv.json) {
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } else {
+    const verb = report.dryRun ? 'would publish' : 'published';
+    const lines = [
+      `window               [${report.from}, ${report.to}) by ${report.table}'s created-at column${report.onlyMissing ? ', rows missing from Kafka only' : ''}`,
+      `order                ${report.order === 'commit_timestamp' ? 'commit time (track_commit_timestamp = on), then insert order' : 'created-at column, then insert order (track_commit_timestamp is off)'}`,
+      `${verb.padEnd(20)} ${report.dryRun ? report.selected - report.malformed.length : report.published} of ${report.selected} row(s) in ${report.seconds} s`,
+      ...Object.entries(report.topics).map(([topic, n]) => `  ${topic} ${n}`),
+      ...report.malformed.map((m) => `not sent (malformed) ${m.id ?? '(no id)'}: ${m.reason}`),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (report.selected === 0) process.stderr.write(`outbox-tail: warning: no rows to replay in [${report.from}, ${report.to}) in ${report.table}\n`);
+  return report.malformed.length === 0 ? EXIT.OK : EXIT.BAD_INPUT;
+}
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
   warnSecretsOnCommandLine(argv);
   let code: number = EXIT.OK;
@@ -194,6 +231,24 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
           .option('list', { type: 'number', default: 10, describe: 'missing and unknown ids listed per topic' })
           .option('json', { type: 'boolean', describe: 'print one JSON object' }),
       handle(verifyCommand),
+    )
+    .command(
+      'replay',
+      'republish the outbox rows created in a window (duplicates possible, loss not); --only-missing sends what verify reports missing',
+      (y) =>
+        withConfigOptions(y)
+          .option('from', {
+            type: 'string',
+            demandOption: true,
+            describe: 'window start: a time with a zone (2026-12-01T12:00:00Z) or a span back from now (2h)',
+          })
+          .option('to', { type: 'string', describe: 'window end, excluded [default: now]' })
+          .option('only-missing', { type: 'boolean', describe: 'only rows whose id is not in Kafka (as verify reports them)' })
+          .option('dry-run', { type: 'boolean', describe: 'select and count, publish nothing' })
+          .option('kafka-margin-ms', { type: 'number', default: 300_000, describe: 'with --only-missing: start reading Kafka this long before --from' })
+          .option('batch-size', { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' })
+          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
+      handle(replayCommand),
     )
     .env(false)
     .strict()

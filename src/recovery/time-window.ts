@@ -8,6 +8,16 @@ export interface TimeWindow {
 
 /** ISO 8601 with a zone (`2026-12-01T12:00:00Z`, `2026-12-01 12:00+01:00`), or a span back from now (`90m`, `2h`, `7d`). */
 function parseTime(flag: string, value: string, nowMs: number): number {
+  if (/^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/.test(value.trim())) {
+    throw new OutboxTailError(
+      'CONFIG_INVALID',
+      `invalid configuration:\n  --${flag} ${value}: rows are found by their creation time; an outbox row carries no LSN`,
+      {
+        hint: `give a time instead: the Kafka record whose commit_lsn header is ${value} has it in its created_at header`,
+        exitCode: EXIT.CONFIG,
+      },
+    );
+  }
   const span = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(value.trim());
   if (span) return nowMs - Number(span[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[span[2] as 's' | 'm' | 'h' | 'd'];
   // A time without a zone would be read in the local zone of whoever runs the command: refuse the guess.

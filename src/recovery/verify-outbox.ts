@@ -72,64 +72,13 @@ function header(headers: IHeaders | undefined, name: string): string | undefined
  */
 export async function verifyOutbox(client: pg.Client, config: RelayConfig, options: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
-  const { window } = options;
-  const [schema, name] = splitTable(config.table);
-  const table = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
-  const col = {
-    id: client.escapeIdentifier(config.columnId),
-    aggregateType: client.escapeIdentifier(config.columnAggregateType),
-    eventType: client.escapeIdentifier(config.columnEventType),
-    createdAt: client.escapeIdentifier(config.columnCreatedAt),
-  };
-  const from = new Date(window.fromMs).toISOString();
-  const to = new Date(window.toMs).toISOString();
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } catch (error) {
-      throw classifyPgError(error, `verify on ${config.table}`);
-    }
-  };
-
-  await checkColumns(sql, config, schema, name);
-  await sql(`create temp table outbox_tail_verify_topics (aggregate_type text, event_type text, topic text) on commit preserve rows`);
-  await sql(`create temp table outbox_tail_verify_kafka (topic text not null, id text not null) on commit preserve rows`);
-  const kinds = await sql<{ aggregate_type: string; event_type: string }>(
-    `select distinct ${col.aggregateType}::text as aggregate_type, ${col.eventType}::text as event_type from ${table}
-      where ${col.createdAt} >= $1 and ${col.createdAt} < $2`,
-    [from, to],
-  );
-  const topicOf = compileTopicTemplate(config.topic);
-  const kindTopics = kinds.map((k) => topicOf({ aggregateType: k.aggregate_type, eventType: k.event_type, table: config.table } as OutboxEvent));
-  await sql(`insert into outbox_tail_verify_topics select * from unnest($1::text[], $2::text[], $3::text[])`, [
-    kinds.map((k) => k.aggregate_type),
-    kinds.map((k) => k.event_type),
-    kindTopics,
-  ]);
-  const topics = [...new Set(kindTopics)].sort();
-  await sql(
-    `create temp table outbox_tail_verify_rows on commit preserve rows as
-       select o.${col.id}::text as id, t.topic from ${table} o
-         join outbox_tail_verify_topics t on o.${col.aggregateType}::text = t.aggregate_type and o.${col.eventType}::text = t.event_type
-        where o.${col.createdAt} >= $1 and o.${col.createdAt} < $2`,
-    [from, to],
-  );
-
-  const kafkaFromMs = window.fromMs - options.marginMs;
-  const { existing, recordsWithoutHeaders } = await readKafkaIds(config, topics, kafkaFromMs, window, async (topic, ids) => {
-    await sql(`insert into outbox_tail_verify_kafka select $1, unnest($2::text[])`, [topic, ids]);
-  });
-  await sql(`create index on outbox_tail_verify_kafka (topic, id)`);
-  await sql(`analyze outbox_tail_verify_kafka`);
-  await sql(`analyze outbox_tail_verify_rows`);
-
+  const { sql, table, col, topics, existing, from, to, kafkaFromMs, recordsWithoutHeaders } = await collectWindow(client, config, options);
   const counts = await sql<{ topic: string; rows: string; records: string; distinct_ids: string; missing: string; unknown: string }>(
     `select t.topic,
             (select count(*) from outbox_tail_verify_rows r where r.topic = t.topic) as rows,
             (select count(*) from outbox_tail_verify_kafka k where k.topic = t.topic) as records,
             (select count(distinct id) from outbox_tail_verify_kafka k where k.topic = t.topic) as distinct_ids,
-            (select count(*) from outbox_tail_verify_rows r where r.topic = t.topic
-                and not exists (select 1 from outbox_tail_verify_kafka k where k.topic = r.topic and k.id = r.id)) as missing,
+            (select count(*) from (${MISSING_ROWS}) m where m.topic = t.topic) as missing,
             (select count(distinct k.id) from outbox_tail_verify_kafka k where k.topic = t.topic
                 and not exists (select 1 from ${table} o where o.${col.id}::text = k.id)) as unknown
        from unnest($1::text[]) as t(topic) order by t.topic`,
@@ -140,13 +89,9 @@ export async function verifyOutbox(client: pg.Client, config: RelayConfig, optio
     const missingIds =
       Number(c.missing) === 0
         ? []
-        : (
-            await sql<{ id: string }>(
-              `select r.id from outbox_tail_verify_rows r where r.topic = $1
-                  and not exists (select 1 from outbox_tail_verify_kafka k where k.topic = r.topic and k.id = r.id) order by r.id limit $2`,
-              [c.topic, options.list],
-            )
-          ).map((r) => r.id);
+        : (await sql<{ id: string }>(`select m.id from (${MISSING_ROWS}) m where m.topic = $1 order by m.id limit $2`, [c.topic, options.list])).map(
+            (r) => r.id,
+          );
     const unknownIds =
       Number(c.unknown) === 0
         ? []
@@ -169,7 +114,7 @@ export async function verifyOutbox(client: pg.Client, config: RelayConfig, optio
       unknownIds,
     });
   }
-  await sql(`drop table outbox_tail_verify_topics, outbox_tail_verify_kafka, outbox_tail_verify_rows`);
+  await dropWindow(sql);
   const sum = (key: 'rows' | 'records' | 'missing' | 'unknown') => report.reduce((n, t) => n + t[key], 0);
   return {
     table: config.table,
@@ -186,7 +131,90 @@ export async function verifyOutbox(client: pg.Client, config: RelayConfig, optio
   };
 }
 
-type Sql = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;
+/** The window's bounds and the table's quoted names, once the table and its columns are checked. */
+export interface OpenedWindow {
+  sql: Sql;
+  table: string;
+  col: { id: string; aggregateType: string; eventType: string; createdAt: string };
+  from: string;
+  to: string;
+}
+
+/** The temporary tables verify and replay --only-missing read: the window's rows and the ids found in Kafka. */
+export interface CollectedWindow extends OpenedWindow {
+  topics: string[];
+  existing: Set<string>;
+  kafkaFromMs: number;
+  recordsWithoutHeaders: number;
+}
+
+/** SQL selecting the window's rows (`outbox_tail_verify_rows`: id, topic) that Kafka has no record of. */
+export const MISSING_ROWS = `select r.id, r.topic from outbox_tail_verify_rows r
+  where not exists (select 1 from outbox_tail_verify_kafka k where k.topic = r.topic and k.id = r.id)`;
+
+export async function openWindow(client: pg.Client, config: RelayConfig, window: TimeWindow): Promise<OpenedWindow> {
+  const [schema, name] = splitTable(config.table);
+  const table = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
+  const col = {
+    id: client.escapeIdentifier(config.columnId),
+    aggregateType: client.escapeIdentifier(config.columnAggregateType),
+    eventType: client.escapeIdentifier(config.columnEventType),
+    createdAt: client.escapeIdentifier(config.columnCreatedAt),
+  };
+  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
+    try {
+      return (await client.query<R>(text, values)).rows;
+    } catch (error) {
+      throw classifyPgError(error, `reading ${config.table}`);
+    }
+  };
+  await checkColumns(sql, config, schema, name);
+  return { sql, table, col, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString() };
+}
+
+/** Fills the temporary tables: the rows created in the window, and the ids of the window's records in Kafka. */
+export async function collectWindow(client: pg.Client, config: RelayConfig, options: Omit<VerifyOptions, 'list'>): Promise<CollectedWindow> {
+  const { window } = options;
+  const opened = await openWindow(client, config, window);
+  const { sql, table, col, from, to } = opened;
+  await dropWindow(sql);
+  await sql(`create temp table outbox_tail_verify_topics (aggregate_type text, event_type text, topic text) on commit preserve rows`);
+  await sql(`create temp table outbox_tail_verify_kafka (topic text not null, id text not null) on commit preserve rows`);
+  const kinds = await sql<{ aggregate_type: string; event_type: string }>(
+    `select distinct ${col.aggregateType}::text as aggregate_type, ${col.eventType}::text as event_type from ${table}
+      where ${col.createdAt} >= $1 and ${col.createdAt} < $2`,
+    [from, to],
+  );
+  const topicOf = compileTopicTemplate(config.topic);
+  const kindTopics = kinds.map((k) => topicOf({ aggregateType: k.aggregate_type, eventType: k.event_type, table: config.table } as OutboxEvent));
+  await sql(`insert into outbox_tail_verify_topics select * from unnest($1::text[], $2::text[], $3::text[])`, [
+    kinds.map((k) => k.aggregate_type),
+    kinds.map((k) => k.event_type),
+    kindTopics,
+  ]);
+  const topics = [...new Set(kindTopics)].sort();
+  await sql(
+    `create temp table outbox_tail_verify_rows on commit preserve rows as
+       select o.${col.id}::text as id, t.topic from ${table} o
+         join outbox_tail_verify_topics t on o.${col.aggregateType}::text = t.aggregate_type and o.${col.eventType}::text = t.event_type
+        where o.${col.createdAt} >= $1 and o.${col.createdAt} < $2`,
+    [from, to],
+  );
+  const kafkaFromMs = window.fromMs - options.marginMs;
+  const { existing, recordsWithoutHeaders } = await readKafkaIds(config, topics, kafkaFromMs, window, async (topic, ids) => {
+    await sql(`insert into outbox_tail_verify_kafka select $1, unnest($2::text[])`, [topic, ids]);
+  });
+  await sql(`create index on outbox_tail_verify_kafka (topic, id)`);
+  await sql(`analyze outbox_tail_verify_kafka`);
+  await sql(`analyze outbox_tail_verify_rows`);
+  return { ...opened, topics, existing, kafkaFromMs, recordsWithoutHeaders };
+}
+
+export async function dropWindow(sql: Sql): Promise<void> {
+  await sql(`drop table if exists outbox_tail_verify_topics, outbox_tail_verify_kafka, outbox_tail_verify_rows`);
+}
+
+export type Sql = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;
 
 /** The table and the columns verify reads must exist: the window is found by the created-at column. */
 async function checkColumns(sql: Sql, config: RelayConfig, schema: string, name: string): Promise<void> {
