@@ -10,7 +10,8 @@ import { resolveConfig } from '../config/resolve-config.js';
 import { toRunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
-import { parseTimeWindow } from '../recovery/time-window.js';
+import { parseDuration, parseTimeWindow } from '../recovery/time-window.js';
+import { pruneOutbox } from '../recovery/prune-outbox.js';
 import { replayOutbox } from '../recovery/replay-outbox.js';
 import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { runDaemon } from './run-daemon.js';
@@ -193,6 +194,23 @@ async function replayCommand(argv: Record<string, unknown>): Promise<number> {
   return report.malformed.length === 0 ? EXIT.OK : EXIT.BAD_INPUT;
 }
 
+async function pruneCommand(argv: Record<string, unknown>): Promise<number> {
+  const config = toRunConfig(loadConfig(argv, process.env));
+  const olderThanMs = parseDuration('older-than', argv['older-than'] as string);
+  const options = { slot: config.slot, olderThanMs, batchSize: argv['batch-size'] as number, dryRun: Boolean(argv['dry-run']) };
+  const report = await withPgClient(config, (client) => pruneOutbox(client, config, options));
+  if (argv.json) {
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } else {
+    const verb = report.dryRun ? 'would delete' : 'deleted';
+    process.stdout.write(
+      `${verb} ${report.deleted} row(s) of ${report.table} created before ${report.cutoff}${report.dryRun ? '' : ` in ${report.batches} batch(es)`}, ${report.seconds} s\n` +
+        (report.heldBack > 0 ? `kept ${report.heldBack} older row(s): slot ${report.slot} may not have passed their transactions yet\n` : ''),
+    );
+  }
+  return EXIT.OK;
+}
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
   warnSecretsOnCommandLine(argv);
   let code: number = EXIT.OK;
@@ -249,6 +267,17 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
           .option('batch-size', { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' })
           .option('json', { type: 'boolean', describe: 'print one JSON object' }),
       handle(replayCommand),
+    )
+    .command(
+      'prune',
+      'delete outbox rows older than a retention window, in small batches, keeping rows the slot may not have passed',
+      (y) =>
+        withConfigOptions(y)
+          .option('older-than', { type: 'string', demandOption: true, describe: 'retention window: rows created longer ago are deleted (7d, 12h, 90m)' })
+          .option('batch-size', { type: 'number', default: 5000, describe: 'rows deleted per transaction' })
+          .option('dry-run', { type: 'boolean', describe: 'count, delete nothing' })
+          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
+      handle(pruneCommand),
     )
     .env(false)
     .strict()

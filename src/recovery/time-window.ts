@@ -6,6 +6,21 @@ export interface TimeWindow {
   toMs: number;
 }
 
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const SPAN = /^(\d+(?:\.\d+)?)(s|m|h|d)$/;
+
+/** A duration such as `90m`, `12h` or `7d`, in milliseconds. */
+export function parseDuration(flag: string, value: string): number {
+  const span = SPAN.exec(value.trim());
+  if (!span) {
+    throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n  --${flag} ${JSON.stringify(value)}: expected a duration`, {
+      hint: `e.g. --${flag} 7d, --${flag} 12h or --${flag} 90m`,
+      exitCode: EXIT.CONFIG,
+    });
+  }
+  return Number(span[1]) * UNIT_MS[span[2] as keyof typeof UNIT_MS];
+}
+
 /** ISO 8601 with a zone (`2026-12-01T12:00:00Z`, `2026-12-01 12:00+01:00`), or a span back from now (`90m`, `2h`, `7d`). */
 function parseTime(flag: string, value: string, nowMs: number): number {
   if (/^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/.test(value.trim())) {
@@ -18,8 +33,7 @@ function parseTime(flag: string, value: string, nowMs: number): number {
       },
     );
   }
-  const span = /^(\d+(?:\.\d+)?)(s|m|h|d)$/.exec(value.trim());
-  if (span) return nowMs - Number(span[1]) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[span[2] as 's' | 'm' | 'h' | 'd'];
+  if (SPAN.test(value.trim())) return nowMs - parseDuration(flag, value);
   // A time without a zone would be read in the local zone of whoever runs the command: refuse the guess.
   const zoned = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/i.test(value.trim());
   const ms = zoned ? Date.parse(value.trim().replace(' ', 'T')) : NaN;
