@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { splitTable } from '../outbox/qualified-table.js';
 
 export interface SlotStatus {
   slot: string;
@@ -19,10 +20,17 @@ export interface SlotStatus {
   publication: string;
   publicationExists: boolean;
   publicationTables: string[];
+  /** The outbox table: planner's row estimate (null before the first ANALYZE), size with indexes and TOAST, oldest created-at. */
+  outbox: { table: string; rowsEstimate: number | null; totalBytes: number | null; oldestCreatedAt: string | null } | null;
 }
 
 /** What `outbox-tail status` reports; read over a normal (non-replication) connection. */
-export async function readSlotStatus(client: pg.Client, slot: string, publication: string): Promise<SlotStatus> {
+export async function readSlotStatus(
+  client: pg.Client,
+  slot: string,
+  publication: string,
+  outbox?: { table: string; createdAtColumn: string },
+): Promise<SlotStatus> {
   const s = (
     await client.query(
       `select pg_current_wal_lsn()::text as current,
@@ -58,5 +66,26 @@ export async function readSlotStatus(client: pg.Client, slot: string, publicatio
     publication,
     publicationExists: (pub.rowCount ?? 0) > 0,
     publicationTables: pub.rows.map((r) => r.name).filter(Boolean),
+    outbox: outbox ? await readOutboxStats(client, outbox.table, outbox.createdAtColumn) : null,
   };
+}
+
+/** Size and age of the outbox, what a retention window (prune) is chosen by; nulls when the table or column is not there. */
+async function readOutboxStats(client: pg.Client, table: string, createdAtColumn: string): Promise<NonNullable<SlotStatus['outbox']>> {
+  const [schema, name] = splitTable(table);
+  const qualified = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
+  const size = (
+    await client.query<{ rows: number | null; bytes: string | null; has_created_at: boolean }>(
+      `select nullif(c.reltuples, -1)::bigint::float8 as rows, pg_total_relation_size(c.oid)::text as bytes,
+              exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = $3 and not a.attisdropped) as has_created_at
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = $2`,
+      [schema, name, createdAtColumn],
+    )
+  ).rows[0];
+  if (!size) return { table, rowsEstimate: null, totalBytes: null, oldestCreatedAt: null };
+  const oldest = size.has_created_at
+    ? (await client.query<{ oldest: string | null }>(`select min(${client.escapeIdentifier(createdAtColumn)})::text as oldest from ${qualified}`)).rows[0]!
+        .oldest
+    : null;
+  return { table, rowsEstimate: size.rows, totalBytes: size.bytes === null ? null : Number(size.bytes), oldestCreatedAt: oldest };
 }

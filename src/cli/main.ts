@@ -108,7 +108,9 @@ async function initCommand(argv: Record<string, unknown>): Promise<number> {
 
 async function statusCommand(argv: Record<string, unknown>): Promise<number> {
   const config = toRunConfig(loadConfig(argv, process.env));
-  const status = await withPgClient(config, (client) => readSlotStatus(client, config.slot, config.publication));
+  const status = await withPgClient(config, (client) =>
+    readSlotStatus(client, config.slot, config.publication, { table: config.table, createdAtColumn: config.columnCreatedAt }),
+  );
   if (argv.json) {
     process.stdout.write(`${JSON.stringify(status)}\n`);
   } else {
@@ -123,6 +125,7 @@ async function statusCommand(argv: Record<string, unknown>): Promise<number> {
       `wal_status           ${status.walStatus ?? '-'}`,
       `failover             ${!status.exists ? '-' : (status.failover ?? '- (no failover slots before PostgreSQL 17)')}${status.synced ? ' (synced copy on a standby)' : ''}`,
       `publication          ${status.publication} ${status.publicationExists ? `(${status.publicationTables.join(', ') || 'no tables'})` : 'MISSING'}`,
+      `outbox               ${status.outbox?.totalBytes == null ? 'MISSING' : `${status.outbox.table}: ~${status.outbox.rowsEstimate ?? '?'} rows, ${status.outbox.totalBytes} bytes, oldest ${status.outbox.oldestCreatedAt ?? '-'}`}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   }

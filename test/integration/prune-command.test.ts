@@ -67,6 +67,11 @@ describe('outbox-tail prune (real Postgres and Kafka)', () => {
 
     const text = await cli(['prune', '--slot', slot, '--older-than', '1h']);
     expect(text.stdout).toContain(`kept 40 older row(s): slot ${slot} may not have passed their transactions yet`);
+
+    // status shows what a retention window is chosen by: the table's size and its oldest row (one of the 40 kept).
+    const status = await cli(['status', '--slot', slot, '--json']);
+    const [oldest] = await query<{ t: string }>(bed.db.url, `select min(created_at)::text as t from outbox`);
+    expect(JSON.parse(status.stdout).outbox).toMatchObject({ table: 'public.outbox', totalBytes: expect.any(Number), oldestCreatedAt: oldest!.t });
   });
 
   it('refuses a missing slot and a retention that is not a duration, naming the fix', async () => {
