@@ -51,6 +51,12 @@ SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'relay_role') AS crea
 GRANT CONNECT ON DATABASE :"DBNAME" TO :"relay_role";
 -- No ownership, no DML, no schema privileges beyond PUBLIC's.
 REVOKE ALL ON TABLE :outbox_table FROM :"relay_role";
+-- The one table the relay writes (migrations/0003): where it got to, for `outbox-tail recover` after a lost slot.
+-- Without the grant the relay still runs and warns once; recover then needs --since.
+SELECT to_regclass('outbox_tail_relay_position') IS NOT NULL AS has_position \gset
+\if :has_position
+  GRANT SELECT, INSERT, UPDATE ON TABLE outbox_tail_relay_position TO :"relay_role";
+\endif
 
 -- The publication, owned by the table owner: INSERTs only, so cleanup DELETEs are not streamed.
 SELECT NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = :'publication') AS create_publication \gset

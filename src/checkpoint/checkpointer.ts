@@ -20,6 +20,13 @@ export class Checkpointer {
   private frontier: Lsn;
   /** Transactions behind the frontier, for metrics. */
   completed = 0;
+  /**
+   * Commit time (microseconds since 2000-01-01) of the last transaction behind
+   * the frontier, null before the first: every transaction committed before it
+   * in commit order is in Kafka. Kept outside PostgreSQL's slot so a lost slot
+   * can be rebuilt from the table (outbox-tail recover).
+   */
+  frontierCommitTime: bigint | null = null;
 
   constructor(startLsn: Lsn = Lsn.of(0n)) {
     this.frontier = startLsn;
@@ -81,6 +88,7 @@ export class Checkpointer {
       const entry = this.entries[this.head]!;
       if (entry.txn.endLsn === null || entry.pending > 0) break;
       this.frontier = Lsn.max(this.frontier, entry.txn.endLsn);
+      this.frontierCommitTime = entry.txn.commitTime;
       this.byTxn.delete(entry.txn);
       this.head++;
       this.completed++;

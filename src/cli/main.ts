@@ -10,8 +10,9 @@ import { resolveConfig } from '../config/resolve-config.js';
 import { toRunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
-import { parseDuration, parseTimeWindow } from '../recovery/time-window.js';
+import { parseDuration, parseTime, parseTimeWindow } from '../recovery/time-window.js';
 import { pruneOutbox } from '../recovery/prune-outbox.js';
+import { recoverSlot } from '../recovery/recover-slot.js';
 import { replayOutbox } from '../recovery/replay-outbox.js';
 import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { runDaemon } from './run-daemon.js';
@@ -214,6 +215,33 @@ async function pruneCommand(argv: Record<string, unknown>): Promise<number> {
   return EXIT.OK;
 }
 
+async function recoverCommand(argv: Record<string, unknown>): Promise<number> {
+  const config = toRunConfig(loadConfig(argv, process.env));
+  const options = {
+    sinceMs: argv.since === undefined ? null : parseTime('since', argv.since as string),
+    marginMs: parseDuration('margin', argv.margin as string),
+    dryRun: Boolean(argv['dry-run']),
+    batchSize: argv['batch-size'] as number,
+  };
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr);
+  const report = await withPgClient(config, (client) => recoverSlot(client, config, options, logger));
+  if (argv.json) {
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } else {
+    const r = report.replay;
+    process.stdout.write(
+      [
+        `slot                 ${report.slot} was ${report.found}${report.slotLsn ? `; created anew at ${report.slotLsn}` : ' (dry run: left as it is)'}`,
+        `position             ${report.position ? `frontier commit time ${report.position.frontierCommitTime} (recorded ${report.position.updatedAt} by ${report.position.relay})` : 'not used (--since)'}`,
+        `backfill             rows created since ${report.backfillFrom}: ${r.dryRun ? 'would publish' : 'published'} ${r.dryRun ? r.selected - r.malformed.length : r.published} of ${r.selected} in ${r.seconds} s`,
+        ...r.malformed.map((m) => `not sent (malformed) ${m.id ?? '(no id)'}: ${m.reason}`),
+        r.dryRun ? 'next                 run again without --dry-run' : `next                 start the relay on ${report.slot}`,
+      ].join('\n') + '\n',
+    );
+  }
+  return report.replay.malformed.length === 0 ? EXIT.OK : EXIT.BAD_INPUT;
+}
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
   warnSecretsOnCommandLine(argv);
   let code: number = EXIT.OK;
@@ -281,6 +309,22 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
           .option('dry-run', { type: 'boolean', describe: 'count, delete nothing' })
           .option('json', { type: 'boolean', describe: 'print one JSON object' }),
       handle(pruneCommand),
+    )
+    .command(
+      'recover',
+      'after the slot was lost: create it anew and republish from the table every row since the recorded position',
+      (y) =>
+        withConfigOptions(y)
+          .option('since', { type: 'string', describe: 'backfill rows created since this time instead of the recorded position (a time with a zone, or 2h)' })
+          .option('margin', {
+            type: 'string',
+            default: '1h',
+            describe: 'start this long before the recorded frontier commit time (cover the longest outbox transaction)',
+          })
+          .option('dry-run', { type: 'boolean', describe: 'report what would be republished; leave the slot as it is' })
+          .option('batch-size', { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' })
+          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
+      handle(recoverCommand),
     )
     .env(false)
     .strict()

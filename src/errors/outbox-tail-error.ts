@@ -47,6 +47,10 @@ export type ErrorCode =
   | 'CONSUMER_HANDLER_FAILED'
   /** Idempotent consumer, onFailure 'stop': a record that cannot be decoded (no id header, value not JSON, rejected by parsePayload). */
   | 'CONSUMER_POISON_RECORD'
+  /** recover: the slot exists and is healthy; the relay resumes from it. */
+  | 'SLOT_NOT_LOST'
+  /** recover: no position recorded for the slot and no --since. */
+  | 'POSITION_UNKNOWN'
   | 'SHUTDOWN_TIMEOUT';
 
 /** Process exit codes, documented in the README. */

@@ -22,7 +22,7 @@ export function parseDuration(flag: string, value: string): number {
 }
 
 /** ISO 8601 with a zone (`2026-12-01T12:00:00Z`, `2026-12-01 12:00+01:00`), or a span back from now (`90m`, `2h`, `7d`). */
-function parseTime(flag: string, value: string, nowMs: number): number {
+export function parseTime(flag: string, value: string, nowMs = Date.now()): number {
   if (/^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/.test(value.trim())) {
     throw new OutboxTailError(
       'CONFIG_INVALID',

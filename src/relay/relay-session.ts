@@ -60,6 +60,7 @@ export class RelaySession {
     const { config, sink, stats } = this.options;
     const checkpointer = this.options.checkpointerFactory?.() ?? new Checkpointer();
     const transactional = isTransactional(sink) ? sink : null;
+    stats.frontier = checkpointer;
     try {
       const source = new ReplicationSource({
         connection: this.options.connection,

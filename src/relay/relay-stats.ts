@@ -1,3 +1,4 @@
+import type { FrontierPosition } from '../checkpoint/position-recorder.js';
 import { Lsn } from '../replication/lsn.js';
 
 export type RelayState = 'starting' | 'streaming' | 'standby' | 'reconnecting' | 'stopping' | 'stopped';
@@ -13,6 +14,8 @@ export class RelayStats {
   confirmedLsn: Lsn = Lsn.of(0n);
   lastConfirmAt = 0;
   restarts: Record<string, number> = {};
+  /** The streaming session's ack frontier (its checkpointer), null between sessions: what the position recorder writes. */
+  frontier: FrontierPosition | null = null;
   /**
    * Called for every record Kafka acknowledged, with its topic and its
    * transaction's commit time (microseconds since 2000-01-01), so metrics can

@@ -9,6 +9,10 @@ import { backoffDelay } from './backoff.js';
 import { pgConnection } from '../postgres/pg-connection.js';
 import { RelaySession } from './relay-session.js';
 import { RelayStats } from './relay-stats.js';
+import { PositionRecorder } from '../checkpoint/position-recorder.js';
+
+/** How often the ack frontier's commit time is written for outbox-tail recover (a lost slot costs at most this much more replay). */
+const POSITION_INTERVAL_MS = 5_000;
 
 export interface RelayOptions {
   config: RunConfig;
@@ -38,6 +42,23 @@ export class Relay {
   }
 
   async run(): Promise<void> {
+    const { config } = this.options;
+    const recorder = new PositionRecorder({
+      connection: pgConnection(config),
+      slot: config.slot,
+      intervalMs: POSITION_INTERVAL_MS,
+      logger: this.log,
+      frontier: () => this.stats.frontier,
+    });
+    recorder.start();
+    try {
+      await this.supervise();
+    } finally {
+      await recorder.stop();
+    }
+  }
+
+  private async supervise(): Promise<void> {
     const { config, logger } = this.options;
     const makeSink = this.options.sinkFactory ?? createKafkaSink;
     let attempt = 0;

@@ -97,3 +97,31 @@ describe('Checkpointer (ack frontier)', () => {
     expect(() => cp.acknowledged(t1)).toThrow(/more acks than dispatched/);
   });
 });
+
+describe('Checkpointer frontier commit time (what outbox-tail recover backfills from)', () => {
+  it('is the commit time of the last transaction behind the frontier, not of a later one acked out of order', () => {
+    const cp = new Checkpointer();
+    const t1 = { ...txn(100n, 150n), commitTime: 1_000n };
+    const t2 = { ...txn(200n, 250n), commitTime: 2_000n };
+    for (const t of [t1, t2]) {
+      cp.begin(t);
+      cp.dispatched(t);
+      commit(cp, t);
+    }
+    expect(cp.frontierCommitTime).toBeNull();
+    cp.acknowledged(t2);
+    expect(cp.frontierCommitTime).toBeNull();
+    cp.acknowledged(t1);
+    expect(cp.frontierCommitTime).toBe(2_000n);
+  });
+
+  it('does not move on a keepalive: no transaction stands behind that position', () => {
+    const cp = new Checkpointer();
+    const t1 = { ...txn(100n, 150n), commitTime: 1_000n };
+    cp.begin(t1);
+    commit(cp, t1);
+    cp.keepalive(Lsn.of(900n));
+    expect(cp.safeLsn).toBe(900n);
+    expect(cp.frontierCommitTime).toBe(1_000n);
+  });
+});
