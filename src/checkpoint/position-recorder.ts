@@ -18,7 +18,7 @@ export interface PositionRecorderOptions {
   frontier: () => FrontierPosition | null;
 }
 
-/** Undefined table (migration 0003 not applied) or no privilege: recording is off, the relay itself is fine. */
+/** Undefined table (migration 0004 not applied) or no privilege: recording is off, the relay itself is fine. */
 const CANNOT_RECORD = new Set(['42P01', '42501']);
 
 const UPSERT = `insert into outbox_tail_relay_position as p (slot, frontier_commit_time, frontier_lsn, relay, updated_at)
@@ -85,7 +85,7 @@ export class PositionRecorder {
             event: 'position-not-recorded',
             code,
             err: (error as Error).message,
-            hint: 'apply migrations/0003_relay_position.sql (outbox-tail init) and grant SELECT, INSERT, UPDATE on it to the relay role (docker/least-privilege.sql)',
+            hint: 'apply migrations/0004_relay_position.sql (outbox-tail init) and grant SELECT, INSERT, UPDATE on it to the relay role (docker/least-privilege.sql)',
           },
           'cannot write outbox_tail_relay_position: outbox-tail recover will need --since after a lost slot',
         );
