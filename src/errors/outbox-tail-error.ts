@@ -33,6 +33,10 @@ export type ErrorCode =
   | 'KAFKA_ERROR'
   | 'MESSAGE_TOO_LARGE'
   | 'MALFORMED_ROW'
+  /** --source messages|both: a message with our prefix whose content is not a v1 outbox event. */
+  | 'MALFORMED_MESSAGE'
+  /** --source messages|both: a message with our prefix written with transactional = false (sent even if its transaction rolled back). */
+  | 'NON_TRANSACTIONAL_MESSAGE'
   /** Exactly-once: the offsets topic is missing or not compacted. */
   | 'OFFSETS_TOPIC_INVALID'
   /** Exactly-once: the brokers cannot run transactions (no coordinator, ACLs, timeout above their maximum). */

@@ -65,6 +65,7 @@ export class RelaySession {
         connection: this.options.connection,
         slot: config.slot,
         publication: config.publication,
+        messages: config.source !== 'table',
         logger: this.log,
         onMessage: (message) => assembler.push(message),
         onKeepalive: (lsn, replyRequested) => {
@@ -72,14 +73,18 @@ export class RelaySession {
           if (replyRequested) status.reply();
         },
       });
-      const assembler = new TransactionAssembler(new RowMapper(columnMapping(config), config.table), {
-        begin: (txn) => checkpointer.begin(txn),
-        item: (item) => publisher.enqueue(item),
-        commit: (txn) => {
-          checkpointer.committed(txn);
-          publisher.committed(txn);
+      const assembler = new TransactionAssembler(
+        new RowMapper(columnMapping(config), config.table),
+        {
+          begin: (txn) => checkpointer.begin(txn),
+          item: (item) => publisher.enqueue(item),
+          commit: (txn) => {
+            checkpointer.committed(txn);
+            publisher.committed(txn);
+          },
         },
-      });
+        { source: config.source, messagePrefix: config.messagePrefix },
+      );
       const publisher = new PublishingStage({
         sink,
         builder: new RecordBuilder(config.topic),
