@@ -57,7 +57,7 @@ export const MessageContent = {
   /** The envelope and payload, or why the content is not a v1 outbox event (with the id when that much is readable). */
   parse(content: Buffer): ParsedMessageContent | UnparsableContent {
     const end = content.indexOf(LF);
-    if (end < 0) return { id: null, reason: 'no newline after the envelope' };
+    if (end < 0) return { id: readableId(content), reason: 'no newline after the envelope' };
     let raw: unknown;
     try {
       raw = JSON.parse(content.toString('utf8', 0, end));
@@ -100,3 +100,14 @@ export const MessageContent = {
     };
   },
 };
+
+/** Best effort, for the operator: the id of an envelope sent without its payload line. */
+function readableId(content: Buffer): string | null {
+  try {
+    const value = JSON.parse(content.toString('utf8')) as unknown;
+    const id = value !== null && typeof value === 'object' ? (value as Record<string, unknown>).id : undefined;
+    return typeof id === 'string' && id !== '' ? id : null;
+  } catch {
+    return null;
+  }
+}

@@ -14,7 +14,11 @@ export interface AssemblerOptions {
   source: EventSource;
   /** Messages with any other prefix are not ours and are ignored. */
   messagePrefix: string;
+  /** Seam for the negative controls: a deliberately wrong mapping (test/support/broken-message-mapper.ts). */
+  mapMessage?: MessageMapper;
 }
+
+export type MessageMapper = typeof mapMessage;
 
 const TABLE_ONLY: AssemblerOptions = { source: 'table', messagePrefix: 'outbox-tail' };
 
@@ -37,6 +41,7 @@ export class TransactionAssembler {
   private readonly name: string;
   private readonly rows: boolean;
   private readonly messages: boolean;
+  private readonly mapMessage: MessageMapper;
 
   constructor(
     private readonly mapper: RowMapper,
@@ -46,13 +51,14 @@ export class TransactionAssembler {
     [this.schema, this.name] = splitTable(mapper.table);
     this.rows = options.source !== 'messages';
     this.messages = options.source !== 'table';
+    this.mapMessage = options.mapMessage ?? mapMessage;
   }
 
   private nonTransactional(message: Extract<PgoutputMessage, { tag: 'message' }>): void {
     if (this.current) throw protocol(`non-transactional message at ${Lsn.format(message.lsn)} inside xid ${this.current.xid}`);
     const txn = nonTransactionalTxn(++this.seq, message.lsn);
     this.out.begin(txn);
-    const row = mapMessage(message, txn);
+    const row = this.mapMessage(message, txn);
     this.out.item(isMalformed(row) ? { kind: 'malformed', row } : { kind: 'event', event: row });
     txn.endLsn = message.lsn;
     this.out.commit(txn);
@@ -103,7 +109,7 @@ export class TransactionAssembler {
           const txn = this.current;
           if (!txn) throw protocol(`transactional message at ${Lsn.format(message.lsn)} outside a transaction`);
           // In stream order with the transaction's rows: commit order and the commit end LSN come for free.
-          const event = mapMessage(message, txn);
+          const event = this.mapMessage(message, txn);
           this.out.item(isMalformed(event) ? { kind: 'malformed', row: event } : { kind: 'event', event });
           return;
         }

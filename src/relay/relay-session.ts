@@ -5,7 +5,7 @@ import type { RunConfig } from '../config/run-config.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { columnMapping } from '../outbox/outbox-columns.js';
 import { RowMapper } from '../outbox/row-mapper.js';
-import { TransactionAssembler } from '../outbox/transaction-assembler.js';
+import { TransactionAssembler, type MessageMapper } from '../outbox/transaction-assembler.js';
 import { badRowPolicies } from '../publish/bad-row-policy.js';
 import { PublishingStage } from '../publish/publishing-stage.js';
 import { Lsn } from '../replication/lsn.js';
@@ -29,6 +29,8 @@ export interface RelaySessionOptions {
   checkpointerFactory?: () => Checkpointer;
   /** Seam for the exactly-once negative controls: a deliberately wrong skip rule. */
   skipRule?: SkipRule;
+  /** Seam for the --source messages negative controls: a deliberately wrong message mapping. */
+  messageMapper?: MessageMapper;
 }
 
 /**
@@ -83,7 +85,11 @@ export class RelaySession {
             publisher.committed(txn);
           },
         },
-        { source: config.source, messagePrefix: config.messagePrefix },
+        {
+          source: config.source,
+          messagePrefix: config.messagePrefix,
+          ...(this.options.messageMapper ? { mapMessage: this.options.messageMapper } : {}),
+        },
       );
       const publisher = new PublishingStage({
         sink,

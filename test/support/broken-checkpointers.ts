@@ -44,4 +44,5 @@ export type RelayVariant =
   | 'skip-rule-off-by-one'
   | 'slow-commit'
   | 'slow-commit-unfenced'
-  | 'no-start-checks';
+  | 'no-start-checks'
+  | 'publish-non-transactional';

@@ -121,7 +121,8 @@ describe('message content format v1', () => {
   });
 
   it.each([
-    ['{"v":1,"id":"x"}', null, 'no newline after the envelope'],
+    ['{"v":1,"id":"x"}', 'x', 'no newline after the envelope'],
+    ['ping', null, 'no newline after the envelope'],
     ['not json\n{}', null, 'envelope is not valid JSON'],
     ['[1]\n{}', null, 'envelope is not a JSON object'],
     ['{"v":2,"id":"x","aggregate_type":"a","aggregate_id":"b","event_type":"c"}\n{}', 'x', 'unsupported content version 2 (this relay reads 1)'],
