@@ -13,6 +13,11 @@
 -- Re-runnable: CREATE OR REPLACE.
 
 CREATE SCHEMA IF NOT EXISTS outbox_tail;
+-- Like the outbox table in public: any role that may write business rows may
+-- write events. emit() runs with the caller's rights and only writes WAL
+-- (pg_logical_emit_message is EXECUTE to PUBLIC); revoke and grant per role
+-- if your policy is deny-by-default.
+GRANT USAGE ON SCHEMA outbox_tail TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION outbox_tail.emit(
   aggregate_type text,

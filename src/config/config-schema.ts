@@ -42,6 +42,9 @@ export const configSchema = z
     source: z.enum(['table', 'messages', 'both']).default('table'),
     // The prefix outbox_tail.emit() writes with (outbox_tail.message_prefix); other prefixes are ignored.
     messagePrefix: z.string().min(1).max(255).default(DEFAULT_MESSAGE_PREFIX),
+    // 0 = off. A non-transactional message (prefix <message-prefix>-heartbeat) when nothing streamed for this long,
+    // so a quiet database still gives the walsender a position to report and the slot can be confirmed past it.
+    heartbeatIntervalMs: int(0).default(0),
     databaseUrl: z.string().trim().min(1).optional(),
     brokers: list.default(['localhost:9092']),
     clientId: identifier.default('outbox-tail'),

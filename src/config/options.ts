@@ -28,6 +28,12 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
     describe: 'Where events come from: outbox table INSERTs, transactional logical decoding messages with --message-prefix (outbox_tail.emit), or both',
   },
   messagePrefix: { type: 'string', group: 'Source', describe: 'Prefix of the logical decoding messages that carry outbox events (--source messages|both)' },
+  heartbeatIntervalMs: {
+    type: 'number',
+    group: 'Source',
+    describe:
+      'Emit a non-transactional heartbeat message (prefix <message-prefix>-heartbeat) when nothing was streamed for this long, so the slot advances on a quiet database (0 = off)',
+  },
   databaseUrl: {
     type: 'string',
     group: 'Source',

@@ -9,6 +9,7 @@ import { TransactionAssembler, type MessageMapper } from '../outbox/transaction-
 import { badRowPolicies } from '../publish/bad-row-policy.js';
 import { PublishingStage } from '../publish/publishing-stage.js';
 import { Lsn } from '../replication/lsn.js';
+import { Heartbeat } from '../replication/heartbeat.js';
 import { ReplicationSource } from '../replication/replication-source.js';
 import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
 import { RecordBuilder } from '../sink/record-builder.js';
@@ -45,6 +46,7 @@ export class RelaySession {
   private source: ReplicationSource | null = null;
   private publisher: PublishingStage | null = null;
   private status: StatusSender | null = null;
+  private heartbeat: Heartbeat | null = null;
   private stopRequested = false;
   private failure: OutboxTailError | null = null;
   private failResolve!: (error: OutboxTailError) => void;
@@ -151,6 +153,8 @@ export class RelaySession {
         // Confirm the watermark now: PostgreSQL need not replay what Kafka already holds.
         if (watermark) void status.flush().catch(() => undefined);
       }
+      this.heartbeat = new Heartbeat({ config, idleForMs: () => source.streamIdleForMs, logger: this.log });
+      this.heartbeat.start();
       this.log.info({ event: 'streaming' }, 'replication started');
       stats.state = 'streaming';
       this.options.onStreaming?.();
@@ -160,6 +164,7 @@ export class RelaySession {
     } catch (error) {
       throw OutboxTailError.is(error) ? error : this.classify(error);
     } finally {
+      this.heartbeat?.stop();
       this.status?.stop();
       await this.source?.stop();
       await sink.disconnect();

@@ -62,6 +62,8 @@ export class ReplicationSource {
   private lastSentAt = 0;
   /** When the server last sent anything (XLogData or keepalive); time spent paused does not count. */
   private lastReceivedAt = Date.now();
+  /** When the server last sent XLogData (keepalives do not count): what the heartbeat waits on. */
+  private lastDataAt = Date.now();
   private closed = false;
   private paused = false;
   private replyWaiters: Array<() => void> = [];
@@ -80,6 +82,7 @@ export class ReplicationSource {
     this.service.on('data', (_lsn: string, parsed: Parsed) => {
       if (this.closed) return;
       this.lastReceivedAt = Date.now();
+      this.lastDataAt = this.lastReceivedAt;
       if (parsed.tag === 'decode-error') {
         this.fail(parsed.error);
         return;
@@ -156,6 +159,11 @@ export class ReplicationSource {
    */
   get silentForMs(): number {
     return this.paused ? 0 : Date.now() - this.lastReceivedAt;
+  }
+
+  /** How long no XLogData arrived (keepalives aside). */
+  get streamIdleForMs(): number {
+    return Date.now() - this.lastDataAt;
   }
 
   /**

@@ -191,4 +191,19 @@ describe('relay --source messages (real Postgres and Kafka)', () => {
     expect(collector.records.filter((r) => r.topic === topic).map((r) => r.headers.id)).toEqual([after]);
     await waitForConfirmed(bed.db.url, slot, end);
   });
+
+  it('--heartbeat-interval-ms emits a non-transactional heartbeat while nothing streams: never published, and the slot is confirmed past it', async () => {
+    const type = uniqueName('hb');
+    const topic = `outbox.event.${type}`;
+    const { slot, collector, relay } = await streamingRelay('messages', [topic], { OUTBOX_TAIL_HEARTBEAT_INTERVAL_MS: '300', OUTBOX_TAIL_LOG_LEVEL: 'debug' });
+    const first = await relay.waitForLog((l) => l.event === 'heartbeat', 10_000);
+    const heartbeatLsn = Lsn.parse(first.lsn as string);
+    await waitForConfirmed(bed.db.url, slot, heartbeatLsn, 15_000);
+    await relay.waitForLog((l) => l.event === 'heartbeat' && Lsn.parse(l.lsn as string) > heartbeatLsn, 10_000);
+    // An event still goes through between heartbeats, and nothing of the heartbeats reached Kafka.
+    const id = await inTransaction(async (c) => emit(c, type, 'k', 'between-heartbeats'));
+    await collector.waitForDistinct(1);
+    expect(collector.records.map((r) => r.headers.id)).toEqual([id]);
+    expect(relay.logs.some((l) => l.event === 'heartbeat-failed' || l.level === 'error')).toBe(false);
+  });
 });

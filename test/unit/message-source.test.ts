@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/config-schema.js';
 import { buildOutboxMessage } from '../../src/consumer/write-outbox-event.js';
 import { MessageContent, type ParsedMessageContent, type UnparsableContent } from '../../src/outbox/message-content.js';
 import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
@@ -8,6 +9,7 @@ import { RowMapper } from '../../src/outbox/row-mapper.js';
 import { TransactionAssembler, type EventSource } from '../../src/outbox/transaction-assembler.js';
 import { badRowPolicies } from '../../src/publish/bad-row-policy.js';
 import { malformedRowError, malformedRowRecord } from '../../src/publish/malformed-policy.js';
+import { heartbeatPrefix } from '../../src/replication/heartbeat.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
 import { RecordBuilder } from '../../src/sink/record-builder.js';
@@ -222,5 +224,22 @@ describe('--on-malformed for messages', () => {
       transactional: false,
     });
     expect(record.value.toString()).not.toContain('"o-4"');
+  });
+});
+
+describe('config: --source, --message-prefix, --heartbeat-interval-ms', () => {
+  it('defaults to the table, prefix outbox-tail, no heartbeat; refuses another source', () => {
+    expect(configSchema.parse({})).toMatchObject({ source: 'table', messagePrefix: 'outbox-tail', heartbeatIntervalMs: 0 });
+    expect(configSchema.parse({ source: 'messages', messagePrefix: 'app', heartbeatIntervalMs: '5000' })).toMatchObject({
+      source: 'messages',
+      messagePrefix: 'app',
+      heartbeatIntervalMs: 5000,
+    });
+    expect(configSchema.safeParse({ source: 'wal' }).success).toBe(false);
+  });
+
+  it('heartbeats use a prefix of their own, so the assembler can never take one for an event', () => {
+    expect(heartbeatPrefix('outbox-tail')).toBe('outbox-tail-heartbeat');
+    expect(heartbeatPrefix('app')).not.toBe('app');
   });
 });
