@@ -206,4 +206,72 @@ describe('relay --source messages (real Postgres and Kafka)', () => {
     expect(collector.records.map((r) => r.headers.id)).toEqual([id]);
     expect(relay.logs.some((l) => l.event === 'heartbeat-failed' || l.level === 'error')).toBe(false);
   });
+
+  /**
+   * The Debezium shapes (dbz#2004 duplicates after a restart, dbz#2058 DML lost
+   * after its fix): a transaction holding only a message is published and
+   * confirmed, the relay is killed, then a DML transaction commits (with
+   * `adjacent`, it was opened before the message transaction, so its commit
+   * record starts exactly at the message transaction's end LSN), and a new
+   * relay starts. How often did each arrive?
+   */
+  async function messageThenDmlAcrossKill(variant: RelayVariant, adjacent: boolean) {
+    const type = uniqueName('dbz');
+    const topic = `outbox.event.${type}`;
+    const slot = uniqueName('slot');
+    await createSlot(bed.db.url, slot);
+    const collector = await bed.collect([topic]);
+    const start = () => bed.relay(slot, { variant, env: { OUTBOX_TAIL_SOURCE: 'both' } });
+    const first = start();
+    await first.waitForLog(isStreaming);
+    const dml = new pg.Client({ connectionString: bed.db.url });
+    await dml.connect();
+    const insertDml = () => dml.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 'dml', 'E', '{}')`, [type]);
+    if (adjacent) {
+      await dml.query('begin');
+      await insertDml();
+    }
+    // The commit record's end: the insert position right after COMMIT, on the same connection (as relay-safety.test.ts).
+    const writer = new pg.Client({ connectionString: bed.db.url });
+    await writer.connect();
+    await writer.query('begin');
+    await emit(writer, type, 'msg', 'E');
+    await writer.query('commit');
+    const messageTxnEnd = Lsn.parse((await writer.query<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn')).rows[0]!.lsn);
+    await writer.end();
+    await collector.waitUntil((c) => c.records.some((r) => r.key === 'msg'));
+    // Wait for the confirm this variant makes for the message transaction (the slot stops there: nothing else is open or sent).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const confirmedAtKill = await confirmedFlushLsn(bed.db.url, slot);
+    await first.kill('SIGKILL');
+    if (adjacent) await dml.query('commit');
+    else await insertDml();
+    await dml.end();
+    const marker = await inTransaction(async (c) => emit(c, type, 'marker', 'E'));
+    const second = start();
+    await second.waitForLog(isStreaming);
+    await collector.waitUntil((c) => c.records.some((r) => r.headers.id === marker), 20_000);
+    await second.kill('SIGKILL');
+    const copies = (key: string) => collector.records.filter((r) => r.key === key).length;
+    const messageCommitLsn = Lsn.parse(collector.records.find((r) => r.key === 'msg')!.headers.commit_lsn!);
+    return { message: copies('msg'), dml: copies('dml'), confirmedAtKill, messageTxnEnd, messageCommitLsn };
+  }
+
+  it('dbz#2004 shape: a confirmed message transaction is not sent again after a kill, the next DML transaction is (and catches a relay that confirms the commit start)', async () => {
+    const correct = await messageThenDmlAcrossKill('correct', false);
+    expect(correct.confirmedAtKill).toBe(correct.messageTxnEnd);
+    expect({ message: correct.message, dml: correct.dml }).toEqual({ message: 1, dml: 1 });
+    const broken = await messageThenDmlAcrossKill('confirm-commit-start', false);
+    expect(broken.confirmedAtKill).toBe(broken.messageCommitLsn);
+    expect({ message: broken.message, dml: broken.dml }).toEqual({ message: 2, dml: 1 });
+  });
+
+  it('dbz#2058 shape: a DML transaction whose commit starts exactly at the confirmed end of a message transaction is delivered after a kill (and catches a relay that confirms end LSN + 1)', async () => {
+    const correct = await messageThenDmlAcrossKill('correct', true);
+    expect(correct.confirmedAtKill).toBe(correct.messageTxnEnd);
+    expect({ message: correct.message, dml: correct.dml }).toEqual({ message: 1, dml: 1 });
+    const broken = await messageThenDmlAcrossKill('confirm-end-plus-one', true);
+    expect(broken.confirmedAtKill).toBe(broken.messageTxnEnd + 1n);
+    expect({ message: broken.message, dml: broken.dml }).toEqual({ message: 1, dml: 0 });
+  });
 });
