@@ -274,4 +274,15 @@ describe('relay --source messages (real Postgres and Kafka)', () => {
     expect(broken.confirmedAtKill).toBe(broken.messageTxnEnd + 1n);
     expect({ message: broken.message, dml: broken.dml }).toEqual({ message: 1, dml: 0 });
   });
+
+  it('--source messages needs no outbox table: preflight checks only the publication (the table source still refuses to start without it)', async () => {
+    const slot = uniqueName('slot');
+    await createSlot(bed.db.url, slot);
+    const tableless = bed.relay(slot, { env: { OUTBOX_TAIL_SOURCE: 'messages', OUTBOX_TAIL_TABLE: 'public.no_such_outbox' } });
+    await tableless.waitForLog(isStreaming);
+    await tableless.kill('SIGKILL');
+    const table = bed.relay(slot, { env: { OUTBOX_TAIL_TABLE: 'public.no_such_outbox' } });
+    expect((await table.exited).code).toBe(3);
+    expect(table.stderr()).toContain('TABLE_MISSING');
+  });
 });
