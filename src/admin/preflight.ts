@@ -55,8 +55,9 @@ export async function preflight(config: RunConfig, logger: Logger, options: Pref
 async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger): Promise<PreflightResult> {
   const where = describeTarget(config);
   const info = (
-    await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string; in_recovery: boolean }>(
-      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user, pg_is_in_recovery() as in_recovery,
+    await client.query<{ wal_level: string; can_replicate: boolean; version: string; version_num: number; db: string; user: string; in_recovery: boolean }>(
+      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_setting('server_version_num')::int as version_num,
+              current_database() as db, current_user as user, pg_is_in_recovery() as in_recovery,
               (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
     )
   ).rows[0]!;
@@ -72,6 +73,13 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
   }
   if (!info.can_replicate) {
     throw fail('ROLE_CANNOT_REPLICATE', `role ${info.user} may not start replication`, `ALTER ROLE ${info.user} REPLICATION (see docker/least-privilege.sql)`);
+  }
+  if (config.source !== 'table' && info.version_num < 140000) {
+    throw fail(
+      'MESSAGES_UNSUPPORTED',
+      `--source ${config.source} needs PostgreSQL 14 or later (pgoutput's messages option); ${where} runs ${info.version}`,
+      'upgrade PostgreSQL, or write events to the outbox table and run with --source table',
+    );
   }
   // --source messages reads no table; pgoutput still needs its publication to exist.
   const readsTable = config.source !== 'messages';

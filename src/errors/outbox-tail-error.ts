@@ -26,6 +26,8 @@ export type ErrorCode =
   | 'SERVER_IS_STANDBY'
   /** --failover-slot against a server older than PostgreSQL 17. */
   | 'FAILOVER_SLOT_UNSUPPORTED'
+  /** --source messages|both against a server older than PostgreSQL 14 (pgoutput has no messages option). */
+  | 'MESSAGES_UNSUPPORTED'
   | 'REPLICATION_STREAM_ERROR'
   | 'PROTOCOL_ERROR'
   | 'KAFKA_UNREACHABLE'
