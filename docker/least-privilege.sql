@@ -13,6 +13,12 @@
 -- The relay role gets LOGIN and REPLICATION and nothing else: it owns no object
 -- and has no table privilege (pgoutput decodes the WAL with the catalog; the
 -- relay reads only pg_replication_slots, pg_publication* and pg_attribute).
+-- --heartbeat-interval-ms (off by default) also calls
+-- pg_logical_emit_message(false, '<prefix>-heartbeat', '') on a normal
+-- connection: EXECUTE on it is PUBLIC's by default, so no grant is needed; where
+-- a policy revoked it, a superuser runs
+--   GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) TO outbox_tail;
+-- (this script checks and says so below). It writes WAL only, no table.
 -- The publication is created here by the table owner, never by the relay.
 -- pg_hba.conf needs a line for the application DATABASE (a logical replication
 -- connection matches the database name, not the `replication` keyword), e.g.
@@ -51,7 +57,7 @@ SELECT NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'relay_role') AS crea
 GRANT CONNECT ON DATABASE :"DBNAME" TO :"relay_role";
 -- No ownership, no DML, no schema privileges beyond PUBLIC's.
 REVOKE ALL ON TABLE :outbox_table FROM :"relay_role";
--- The one table the relay writes (migrations/0003): where it got to, for `outbox-tail recover` after a lost slot.
+-- The one table the relay writes (migrations/0004): where it got to, for `outbox-tail recover` after a lost slot.
 -- Without the grant the relay still runs and warns once; recover then needs --since.
 SELECT to_regclass('outbox_tail_relay_position') IS NOT NULL AS has_position \gset
 \if :has_position
@@ -71,4 +77,12 @@ SELECT NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = :'publication') 
   \endif
 \endif
 
+-- The heartbeat's one function (see the header).
+SELECT has_function_privilege(:'relay_role', 'pg_logical_emit_message(boolean, text, text)', 'EXECUTE') AS heartbeat_ok \gset
+\if :heartbeat_ok
+\else
+  \echo 'note: the relay role may not execute pg_logical_emit_message(boolean, text, text): --heartbeat-interval-ms would fail; see the header'
+\endif
+
 \echo relay role :relay_role ready: LOGIN REPLICATION, owns nothing; publication :publication on :outbox_table
+

@@ -19,6 +19,15 @@ export type { ClusterMetadata, Sink, SinkFactory, SinkRecord } from './sink/sink
 export { createKafkaSink } from './sink/create-sink.js';
 export { KafkaSink } from './sink/kafka-sink.js';
 export type { OutboxEvent, Transaction } from './outbox/outbox-event.js';
+// The table-less write path's content format, for writers that emit the message themselves.
+export {
+  DEFAULT_MESSAGE_PREFIX,
+  MESSAGE_CONTENT_VERSION,
+  MessageContent,
+  type MessageEnvelope,
+  type ParsedMessageContent,
+  type UnparsableContent,
+} from './outbox/message-content.js';
 export { OutboxTailError, EXIT, type ErrorCode } from './errors/outbox-tail-error.js';
 
 // Consumer side: idempotent consumer, processed-ids pruning, the typed outbox write path.

@@ -10,6 +10,22 @@ import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
  */
 export const ORDER_AGGREGATE = 'order';
 
+/**
+ * How the app writes its events: outbox rows, or logical decoding messages
+ * (relay --source messages): OrderCreated through the SQL function
+ * outbox_tail.emit(), OrderCancelled through writeOutboxEvent(..., { via:
+ * 'message' }), so both write paths of the table-less outbox are exercised.
+ * With messages there is no outbox table to recount from, so the order row
+ * keeps the id of each event it wrote, committed in the same transaction.
+ */
+export type EventVia = 'table' | 'message';
+
+export interface OrderWriteOptions {
+  via?: EventVia;
+  /** via message: emit one more event in a savepoint that is rolled back (it must never reach Kafka). */
+  savepointRollback?: boolean;
+}
+
 export async function createOrdersTable(client: pg.ClientBase): Promise<void> {
   await client.query(`create table if not exists orders (
     id bigint primary key,
@@ -17,22 +33,31 @@ export async function createOrdersTable(client: pg.ClientBase): Promise<void> {
     amount_cents integer not null,
     status text not null default 'created',
     created_at timestamptz not null default now(),
-    cancelled_at timestamptz)`);
+    cancelled_at timestamptz,
+    created_event_id text,
+    cancelled_event_id text)`);
 }
 
 /** One order and its OrderCreated event, in one transaction. */
-export async function createOrder(client: pg.ClientBase, id: number): Promise<string> {
+export async function createOrder(client: pg.ClientBase, id: number, options: OrderWriteOptions = {}): Promise<string> {
   await client.query('begin');
   try {
     const customer = `customer-${id % 97}`;
     const amount = 100 + ((id * 7919) % 90_000);
-    await client.query('insert into orders(id, customer, amount_cents) values ($1, $2, $3)', [id, customer, amount]);
-    const eventId = await writeOutboxEvent(client, {
-      aggregateType: ORDER_AGGREGATE,
-      aggregateId: String(id),
-      eventType: 'OrderCreated',
-      payload: { orderId: id, customer, amountCents: amount, lines: [{ sku: `sku-${id % 13}`, qty: 1 + (id % 3) }] },
-    });
+    const payload = { orderId: id, customer, amountCents: amount, lines: [{ sku: `sku-${id % 13}`, qty: 1 + (id % 3) }] };
+    let eventId: string;
+    if (options.via === 'message') {
+      if (options.savepointRollback) {
+        await client.query('savepoint before_order');
+        await emitOrderCreated(client, id, { ...payload, rolledBack: true });
+        await client.query('rollback to savepoint before_order');
+      }
+      eventId = await emitOrderCreated(client, id, payload);
+      await client.query('insert into orders(id, customer, amount_cents, created_event_id) values ($1, $2, $3, $4)', [id, customer, amount, eventId]);
+    } else {
+      await client.query('insert into orders(id, customer, amount_cents) values ($1, $2, $3)', [id, customer, amount]);
+      eventId = await writeOutboxEvent(client, { aggregateType: ORDER_AGGREGATE, aggregateId: String(id), eventType: 'OrderCreated', payload });
+    }
     await client.query('commit');
     return eventId;
   } catch (error) {
@@ -42,21 +67,33 @@ export async function createOrder(client: pg.ClientBase, id: number): Promise<st
 }
 
 /** The second write path: cancel an order and write OrderCancelled, in one transaction. */
-export async function cancelOrder(client: pg.ClientBase, id: number): Promise<string> {
+export async function cancelOrder(client: pg.ClientBase, id: number, options: OrderWriteOptions = {}): Promise<string> {
   await client.query('begin');
   try {
-    const updated = await client.query(`update orders set status = 'cancelled', cancelled_at = now() where id = $1 and status = 'created'`, [id]);
+    const eventId = await writeOutboxEvent(
+      client,
+      { aggregateType: ORDER_AGGREGATE, aggregateId: String(id), eventType: 'OrderCancelled', payload: { orderId: id, reason: 'customer request' } },
+      { via: options.via ?? 'table' },
+    );
+    const updated = await client.query(
+      `update orders set status = 'cancelled', cancelled_at = now(), cancelled_event_id = $2 where id = $1 and status = 'created'`,
+      [id, options.via === 'message' ? eventId : null],
+    );
     if (updated.rowCount !== 1) throw new Error(`order ${id} cannot be cancelled`);
-    const eventId = await writeOutboxEvent(client, {
-      aggregateType: ORDER_AGGREGATE,
-      aggregateId: String(id),
-      eventType: 'OrderCancelled',
-      payload: { orderId: id, reason: 'customer request' },
-    });
     await client.query('commit');
     return eventId;
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw error;
   }
+}
+
+/** OrderCreated through the SQL write path of the table-less outbox (migrations/0003_emit_message.sql). */
+async function emitOrderCreated(client: pg.ClientBase, id: number, payload: object): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(`select outbox_tail.emit($1, $2, 'OrderCreated', $3::jsonb)::text as id`, [
+    ORDER_AGGREGATE,
+    String(id),
+    JSON.stringify(payload),
+  ]);
+  return rows[0]!.id;
 }

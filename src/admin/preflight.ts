@@ -55,8 +55,9 @@ export async function preflight(config: RunConfig, logger: Logger, options: Pref
 async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger): Promise<PreflightResult> {
   const where = describeTarget(config);
   const info = (
-    await client.query<{ wal_level: string; can_replicate: boolean; version: string; db: string; user: string; in_recovery: boolean }>(
-      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_database() as db, current_user as user, pg_is_in_recovery() as in_recovery,
+    await client.query<{ wal_level: string; can_replicate: boolean; version: string; version_num: number; db: string; user: string; in_recovery: boolean }>(
+      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_setting('server_version_num')::int as version_num,
+              current_database() as db, current_user as user, pg_is_in_recovery() as in_recovery,
               (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
     )
   ).rows[0]!;
@@ -73,29 +74,40 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
   if (!info.can_replicate) {
     throw fail('ROLE_CANNOT_REPLICATE', `role ${info.user} may not start replication`, `ALTER ROLE ${info.user} REPLICATION (see docker/least-privilege.sql)`);
   }
-  const [schema, table] = splitTable(config.table);
-  const columns = (
-    await client.query<{ attname: string }>(
-      `select a.attname from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
-        where n.nspname = $1 and c.relname = $2 and a.attnum > 0 and not a.attisdropped`,
-      [schema, table],
-    )
-  ).rows.map((r) => r.attname);
-  if (columns.length === 0) {
+  if (config.source !== 'table' && info.version_num < 140000) {
     throw fail(
-      'TABLE_MISSING',
-      `outbox table ${config.table} does not exist in database ${info.db}`,
-      'run `outbox-tail init` to create it, or point --table at your outbox table',
+      'MESSAGES_UNSUPPORTED',
+      `--source ${config.source} needs PostgreSQL 14 or later (pgoutput's messages option); ${where} runs ${info.version}`,
+      'upgrade PostgreSQL, or write events to the outbox table and run with --source table',
     );
   }
-  const mapping = columnMapping(config);
-  const missing = REQUIRED_COLUMNS.map((key) => mapping[key]).filter((c) => !columns.includes(c));
-  if (missing.length > 0) {
-    throw fail(
-      'COLUMN_MISSING',
-      `outbox table ${config.table} has no column(s) ${missing.join(', ')} (it has ${columns.join(', ')})`,
-      'map your columns with --column-id, --column-aggregate-type, --column-aggregate-id, --column-event-type, --column-payload',
-    );
+  // --source messages reads no table; pgoutput still needs its publication to exist.
+  const readsTable = config.source !== 'messages';
+  const [schema, table] = splitTable(config.table);
+  if (readsTable) {
+    const columns = (
+      await client.query<{ attname: string }>(
+        `select a.attname from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = $1 and c.relname = $2 and a.attnum > 0 and not a.attisdropped`,
+        [schema, table],
+      )
+    ).rows.map((r) => r.attname);
+    if (columns.length === 0) {
+      throw fail(
+        'TABLE_MISSING',
+        `outbox table ${config.table} does not exist in database ${info.db}`,
+        'run `outbox-tail init` to create it, or point --table at your outbox table',
+      );
+    }
+    const mapping = columnMapping(config);
+    const missing = REQUIRED_COLUMNS.map((key) => mapping[key]).filter((c) => !columns.includes(c));
+    if (missing.length > 0) {
+      throw fail(
+        'COLUMN_MISSING',
+        `outbox table ${config.table} has no column(s) ${missing.join(', ')} (it has ${columns.join(', ')})`,
+        'map your columns with --column-id, --column-aggregate-type, --column-aggregate-id, --column-event-type, --column-payload',
+      );
+    }
   }
   const publication = (await client.query<{ pubinsert: boolean }>('select pubinsert from pg_publication where pubname = $1', [config.publication])).rows[0];
   if (!publication) {
@@ -105,17 +117,19 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
       `CREATE PUBLICATION ${config.publication} FOR TABLE ${config.table} WITH (publish = 'insert'), or run \`outbox-tail init\``,
     );
   }
-  const member = await client.query('select 1 from pg_publication_tables where pubname = $1 and schemaname = $2 and tablename = $3', [
-    config.publication,
-    schema,
-    table,
-  ]);
-  if (member.rowCount === 0 || !publication.pubinsert) {
-    throw fail(
-      'PUBLICATION_WITHOUT_TABLE',
-      `publication ${config.publication} does not publish INSERTs of ${config.table}`,
-      `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`,
-    );
+  if (readsTable) {
+    const member = await client.query('select 1 from pg_publication_tables where pubname = $1 and schemaname = $2 and tablename = $3', [
+      config.publication,
+      schema,
+      table,
+    ]);
+    if (member.rowCount === 0 || !publication.pubinsert) {
+      throw fail(
+        'PUBLICATION_WITHOUT_TABLE',
+        `publication ${config.publication} does not publish INSERTs of ${config.table}`,
+        `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`,
+      );
+    }
   }
   const slotCreated = await checkSlot(client, config, info.db, log);
   await warnOnMissingStandbySlots(client, config.slot, log);

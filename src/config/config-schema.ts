@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
 import { readSecretFile } from '../secrets/read-secret-file.js';
 
@@ -37,6 +38,13 @@ export const configSchema = z
       .regex(/^[^.\s]+(\.[^.\s]+)?$/, 'expected "schema.table" or "table"')
       .transform((t) => (t.includes('.') ? t : `public.${t}`))
       .default(DEFAULT_OUTBOX_TABLE),
+    // Table rows, logical decoding messages (pg_logical_emit_message, README.md "Writing events"), or both.
+    source: z.enum(['table', 'messages', 'both']).default('table'),
+    // The prefix outbox_tail.emit() writes with (outbox_tail.message_prefix); other prefixes are ignored.
+    messagePrefix: z.string().min(1).max(255).default(DEFAULT_MESSAGE_PREFIX),
+    // 0 = off. A non-transactional message (prefix <message-prefix>-heartbeat) when nothing streamed for this long,
+    // so a quiet database still gives the walsender a position to report and the slot can be confirmed past it.
+    heartbeatIntervalMs: int(0).default(0),
     databaseUrl: z.string().trim().min(1).optional(),
     brokers: list.default(['localhost:9092']),
     clientId: identifier.default('outbox-tail'),

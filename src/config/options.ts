@@ -21,6 +21,19 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   slot: { type: 'string', group: 'Source', describe: 'Logical replication slot to tail (pgoutput). Required for run.' },
   publication: { type: 'string', group: 'Source', describe: 'Publication containing the outbox table' },
   table: { type: 'string', group: 'Source', describe: 'Outbox table, "schema.table"' },
+  source: {
+    type: 'string',
+    group: 'Source',
+    choices: ['table', 'messages', 'both'],
+    describe: 'Where events come from: outbox table INSERTs, transactional logical decoding messages with --message-prefix (outbox_tail.emit), or both',
+  },
+  messagePrefix: { type: 'string', group: 'Source', describe: 'Prefix of the logical decoding messages that carry outbox events (--source messages|both)' },
+  heartbeatIntervalMs: {
+    type: 'number',
+    group: 'Source',
+    describe:
+      'Emit a non-transactional heartbeat message (prefix <message-prefix>-heartbeat) when nothing was streamed for this long, so the slot advances on a quiet database (0 = off)',
+  },
   databaseUrl: {
     type: 'string',
     group: 'Source',
@@ -76,7 +89,12 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   maxInFlightMessages: { type: 'number', group: 'Batching', describe: 'Pause replication above this many unacknowledged records' },
   maxInFlightBytes: { type: 'number', group: 'Batching', describe: 'Pause replication above this many unacknowledged bytes' },
   onOversize: { type: 'string', group: 'Bad input', choices: ['fail', 'dead-letter'], describe: 'A record Kafka rejects as too large' },
-  onMalformed: { type: 'string', group: 'Bad input', choices: ['fail', 'dead-letter'], describe: 'A row with a mapped column NULL or missing' },
+  onMalformed: {
+    type: 'string',
+    group: 'Bad input',
+    choices: ['fail', 'dead-letter'],
+    describe: 'A row with a mapped column NULL or missing, a message whose content does not parse, a non-transactional message',
+  },
   deadLetterTopic: { type: 'string', group: 'Bad input', describe: 'Topic for dead-letter pointer records' },
   logLevel: {
     type: 'string',

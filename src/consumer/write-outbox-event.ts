@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as RELAY_COLUMNS, DEFAULT_OUTBOX_TABLE, type ColumnMapping } from '../outbox/outbox-columns.js';
 import type { Queryable } from './processed-messages.js';
 import { quoteIdentifier, quoteTableName } from './sql.js';
@@ -20,6 +21,14 @@ export interface OutboxEventInput {
 export type OutboxColumns = Omit<ColumnMapping, 'createdAt'>;
 
 export interface WriteOutboxEventOptions {
+  /**
+   * "table" (default): an INSERT into the outbox table. "message": a
+   * transactional logical decoding message (relay --source messages|both), no
+   * table involved; the payload text reaches Kafka unchanged (not normalised by jsonb).
+   */
+  via?: 'table' | 'message';
+  /** via "message": the prefix, the relay's --message-prefix; default `outbox-tail`. */
+  messagePrefix?: string;
   /** "table" or "schema.table"; default `public.outbox` (the relay's default). */
   table?: string;
   /** Column names; defaults as in the relay's config (id, aggregate_type, aggregate_id, event_type, payload, headers). */
@@ -34,8 +43,8 @@ function invalid(message: string): OutboxTailError {
   return new OutboxTailError('MALFORMED_ROW', `writeOutboxEvent: ${message}`);
 }
 
-/** Pure: validates the input and builds the INSERT. Exported for tests. */
-export function buildOutboxInsert(event: OutboxEventInput, options: WriteOutboxEventOptions = {}): { sql: string; values: unknown[]; id: string } {
+/** Validates the input; returns the payload as JSON text. */
+function checkedPayload(event: OutboxEventInput): string {
   for (const field of ['aggregateType', 'aggregateId', 'eventType'] as const) {
     if (typeof event[field] !== 'string' || event[field].length === 0) throw invalid(`${field} must be a non-empty string`);
   }
@@ -55,6 +64,12 @@ export function buildOutboxInsert(event: OutboxEventInput, options: WriteOutboxE
       if (typeof v !== 'string') throw invalid(`header ${JSON.stringify(k)} must be a string (got ${typeof v})`);
     }
   }
+  return payload;
+}
+
+/** Pure: validates the input and builds the INSERT. Exported for tests. */
+export function buildOutboxInsert(event: OutboxEventInput, options: WriteOutboxEventOptions = {}): { sql: string; values: unknown[]; id: string } {
+  const payload = checkedPayload(event);
   const columns = { ...DEFAULT_OUTBOX_COLUMNS, ...options.columns };
   const id = event.id ?? randomUUID();
   const names = [columns.id, columns.aggregateType, columns.aggregateId, columns.eventType, columns.payload];
@@ -69,18 +84,46 @@ export function buildOutboxInsert(event: OutboxEventInput, options: WriteOutboxE
   return { sql, values, id };
 }
 
+/** Pure: validates the input and builds the pg_logical_emit_message call (content format v1). Exported for tests. */
+export function buildOutboxMessage(event: OutboxEventInput, options: WriteOutboxEventOptions = {}): { sql: string; values: unknown[]; id: string } {
+  const payload = checkedPayload(event);
+  // The table path gets this check from the jsonb cast; without one the relay would dead-letter or halt on it later.
+  try {
+    JSON.parse(payload);
+  } catch {
+    throw invalid('payload must be JSON text (a string payload is sent as given); pass an object to have it serialised');
+  }
+  const id = event.id ?? randomUUID();
+  const content = MessageContent.encode(
+    {
+      id,
+      aggregateType: event.aggregateType,
+      aggregateId: event.aggregateId,
+      eventType: event.eventType,
+      headers: event.headers ?? {},
+      createdAt: new Date().toISOString(),
+    },
+    payload,
+  );
+  // bytea, not text: no conversion to the database encoding, so the payload bytes arrive as given.
+  return { sql: 'select pg_logical_emit_message(true, $1::text, $2::bytea)', values: [options.messagePrefix ?? DEFAULT_MESSAGE_PREFIX, content], id };
+}
+
 /**
- * Writes one outbox row with the caller's client, so it commits or rolls back
- * with the caller's business change: call it between BEGIN and COMMIT. The
+ * Writes one outbox event with the caller's client (a row, or with `via:
+ * 'message'` a transactional logical decoding message), so it commits or
+ * rolls back with the caller's business change: call it between BEGIN and COMMIT. The
  * relay publishes the row once the transaction commits. Returns the id.
  */
 export async function writeOutboxEvent(tx: Queryable, event: OutboxEventInput, options: WriteOutboxEventOptions = {}): Promise<string> {
-  const { sql, values, id } = buildOutboxInsert(event, options);
+  const message = options.via === 'message';
+  const { sql, values, id } = message ? buildOutboxMessage(event, options) : buildOutboxInsert(event, options);
   try {
     await tx.query(sql, values);
   } catch (error) {
     const e = error as { code?: string; message?: string };
-    throw new OutboxTailError('PG_ERROR', `writeOutboxEvent: inserting into ${options.table ?? DEFAULT_OUTBOX_TABLE}: ${e.message ?? String(error)}`, {
+    const what = message ? 'emitting a logical decoding message' : `inserting into ${options.table ?? DEFAULT_OUTBOX_TABLE}`;
+    throw new OutboxTailError('PG_ERROR', `writeOutboxEvent: ${what}: ${e.message ?? String(error)}`, {
       cause: error,
       ...(e.code === '42P01' ? { hint: 'create the outbox table (outbox-tail init) or pass the right `table`' } : {}),
       ...(e.code === '22P02' ? { hint: 'a string payload must hold JSON text; pass an object to have it serialised' } : {}),

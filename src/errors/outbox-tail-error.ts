@@ -26,6 +26,8 @@ export type ErrorCode =
   | 'SERVER_IS_STANDBY'
   /** --failover-slot against a server older than PostgreSQL 17. */
   | 'FAILOVER_SLOT_UNSUPPORTED'
+  /** --source messages|both against a server older than PostgreSQL 14 (pgoutput has no messages option). */
+  | 'MESSAGES_UNSUPPORTED'
   | 'REPLICATION_STREAM_ERROR'
   | 'PROTOCOL_ERROR'
   | 'KAFKA_UNREACHABLE'
@@ -33,6 +35,10 @@ export type ErrorCode =
   | 'KAFKA_ERROR'
   | 'MESSAGE_TOO_LARGE'
   | 'MALFORMED_ROW'
+  /** --source messages|both: a message with our prefix whose content is not a v1 outbox event. */
+  | 'MALFORMED_MESSAGE'
+  /** --source messages|both: a message with our prefix written with transactional = false (sent even if its transaction rolled back). */
+  | 'NON_TRANSACTIONAL_MESSAGE'
   /** Exactly-once: the offsets topic is missing or not compacted. */
   | 'OFFSETS_TOPIC_INVALID'
   /** Exactly-once: the brokers cannot run transactions (no coordinator, ACLs, timeout above their maximum). */

@@ -29,9 +29,18 @@ export interface OutboxEvent {
   headers: Record<string, string>;
   /** Text as PostgreSQL sent it, or null when the table has no such column. */
   createdAt: string | null;
-  /** "schema.table" the row came from. */
+  /** "schema.table" the row came from; for an event written as a logical decoding message, its prefix. */
   table: string;
   txn: Transaction;
+}
+
+/** Where a malformed item came from when it was a logical decoding message rather than a table row. */
+export interface MessageOrigin {
+  prefix: string;
+  /** The message's LSN, as pgoutput sends it: what an operator looks for in the WAL. */
+  lsn: Lsn;
+  /** false: written with pg_logical_emit_message(false, ...), sent even if its transaction rolled back. */
+  transactional: boolean;
 }
 
 /** A row we could not turn into an event; routed by the `--on-malformed` policy. */
@@ -40,6 +49,8 @@ export interface MalformedRow {
   reason: string;
   table: string;
   txn: Transaction;
+  /** Set for a logical decoding message; absent for a table row. */
+  message?: MessageOrigin;
 }
 
 export type PipelineItem = { kind: 'event'; event: OutboxEvent } | { kind: 'malformed'; row: MalformedRow };

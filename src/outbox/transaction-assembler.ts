@@ -1,8 +1,26 @@
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import type { PgoutputMessage } from '../replication/pgoutput-decoder.js';
+import { PgTimestamp } from '../replication/pg-timestamp.js';
+import { mapMessage } from './message-mapper.js';
+import { Lsn } from '../replication/lsn.js';
 import type { PipelineItem, Transaction } from './outbox-event.js';
 import { splitTable } from './qualified-table.js';
 import { isMalformed, type RowMapper } from './row-mapper.js';
+
+/** Where outbox events come from: INSERTs on the outbox table, logical decoding messages with our prefix, or both. */
+export type EventSource = 'table' | 'messages' | 'both';
+
+export interface AssemblerOptions {
+  source: EventSource;
+  /** Messages with any other prefix are not ours and are ignored. */
+  messagePrefix: string;
+  /** Seam for the negative controls: a deliberately wrong mapping (test/support/broken-message-mapper.ts). */
+  mapMessage?: MessageMapper;
+}
+
+export type MessageMapper = typeof mapMessage;
+
+const TABLE_ONLY: AssemblerOptions = { source: 'table', messagePrefix: 'outbox-tail' };
 
 export interface AssemblerSink {
   begin(txn: Transaction): void;
@@ -21,12 +39,29 @@ export class TransactionAssembler {
   private outboxRelationId: number | null = null;
   private readonly schema: string;
   private readonly name: string;
+  private readonly rows: boolean;
+  private readonly messages: boolean;
+  private readonly mapMessage: MessageMapper;
 
   constructor(
     private readonly mapper: RowMapper,
     private readonly out: AssemblerSink,
+    private readonly options: AssemblerOptions = TABLE_ONLY,
   ) {
     [this.schema, this.name] = splitTable(mapper.table);
+    this.rows = options.source !== 'messages';
+    this.messages = options.source !== 'table';
+    this.mapMessage = options.mapMessage ?? mapMessage;
+  }
+
+  private nonTransactional(message: Extract<PgoutputMessage, { tag: 'message' }>): void {
+    if (this.current) throw protocol(`non-transactional message at ${Lsn.format(message.lsn)} inside xid ${this.current.xid}`);
+    const txn = nonTransactionalTxn(++this.seq, message.lsn);
+    this.out.begin(txn);
+    const row = this.mapMessage(message, txn);
+    this.out.item(isMalformed(row) ? { kind: 'malformed', row } : { kind: 'event', event: row });
+    txn.endLsn = message.lsn;
+    this.out.commit(txn);
   }
 
   push(message: PgoutputMessage): void {
@@ -61,18 +96,45 @@ export class TransactionAssembler {
         }
         return;
       case 'insert': {
-        if (message.relationId !== this.outboxRelationId) return;
+        if (!this.rows || message.relationId !== this.outboxRelationId) return;
         const txn = this.current;
         if (!txn) throw protocol('INSERT outside a transaction');
         const row = this.mapper.map(message.values, txn);
         this.out.item(isMalformed(row) ? { kind: 'malformed', row } : { kind: 'event', event: row });
         return;
       }
+      case 'message': {
+        if (!this.messages || message.prefix !== this.options.messagePrefix) return;
+        if (message.transactional) {
+          const txn = this.current;
+          if (!txn) throw protocol(`transactional message at ${Lsn.format(message.lsn)} outside a transaction`);
+          // In stream order with the transaction's rows: commit order and the commit end LSN come for free.
+          const event = this.mapMessage(message, txn);
+          this.out.item(isMalformed(event) ? { kind: 'malformed', row: event } : { kind: 'event', event });
+          return;
+        }
+        this.nonTransactional(message);
+        return;
+      }
       default:
-        // Updates, deletes, truncates, origins, types and logical messages carry no outbox events.
+        // Updates, deletes, truncates, origins and types carry no outbox events.
         return;
     }
   }
+}
+
+/**
+ * pgoutput sends a non-transactional message at once, between transactions.
+ * It is never published, but it must not vanish either: it becomes a
+ * transaction of its own holding one malformed item, so --on-malformed halts
+ * on it (nothing after it is confirmed) or dead-letters it, and the
+ * checkpointer confirms past it only then. Its end LSN is the message's LSN
+ * (the end of its WAL record): PostgreSQL skips it after a restart only when
+ * the confirmed LSN is past its start, and every later commit record starts
+ * at or after that end (docs/architecture.md#lsn-rules, rule 2).
+ */
+function nonTransactionalTxn(seq: number, lsn: Lsn): Transaction {
+  return { seq, xid: 0, commitLsn: lsn, commitTime: PgTimestamp.fromUnixMs(Date.now()), endLsn: null };
 }
 
 function protocol(message: string): OutboxTailError {

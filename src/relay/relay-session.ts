@@ -5,10 +5,11 @@ import type { RunConfig } from '../config/run-config.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { columnMapping } from '../outbox/outbox-columns.js';
 import { RowMapper } from '../outbox/row-mapper.js';
-import { TransactionAssembler } from '../outbox/transaction-assembler.js';
+import { TransactionAssembler, type MessageMapper } from '../outbox/transaction-assembler.js';
 import { badRowPolicies } from '../publish/bad-row-policy.js';
 import { PublishingStage } from '../publish/publishing-stage.js';
 import { Lsn } from '../replication/lsn.js';
+import { Heartbeat } from '../replication/heartbeat.js';
 import { ReplicationSource } from '../replication/replication-source.js';
 import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
 import { RecordBuilder } from '../sink/record-builder.js';
@@ -29,6 +30,8 @@ export interface RelaySessionOptions {
   checkpointerFactory?: () => Checkpointer;
   /** Seam for the exactly-once negative controls: a deliberately wrong skip rule. */
   skipRule?: SkipRule;
+  /** Seam for the --source messages negative controls: a deliberately wrong message mapping. */
+  messageMapper?: MessageMapper;
 }
 
 /**
@@ -43,6 +46,7 @@ export class RelaySession {
   private source: ReplicationSource | null = null;
   private publisher: PublishingStage | null = null;
   private status: StatusSender | null = null;
+  private heartbeat: Heartbeat | null = null;
   private stopRequested = false;
   private failure: OutboxTailError | null = null;
   private failResolve!: (error: OutboxTailError) => void;
@@ -66,6 +70,7 @@ export class RelaySession {
         connection: this.options.connection,
         slot: config.slot,
         publication: config.publication,
+        messages: config.source !== 'table',
         logger: this.log,
         onMessage: (message) => assembler.push(message),
         onKeepalive: (lsn, replyRequested) => {
@@ -73,14 +78,22 @@ export class RelaySession {
           if (replyRequested) status.reply();
         },
       });
-      const assembler = new TransactionAssembler(new RowMapper(columnMapping(config), config.table), {
-        begin: (txn) => checkpointer.begin(txn),
-        item: (item) => publisher.enqueue(item),
-        commit: (txn) => {
-          checkpointer.committed(txn);
-          publisher.committed(txn);
+      const assembler = new TransactionAssembler(
+        new RowMapper(columnMapping(config), config.table),
+        {
+          begin: (txn) => checkpointer.begin(txn),
+          item: (item) => publisher.enqueue(item),
+          commit: (txn) => {
+            checkpointer.committed(txn);
+            publisher.committed(txn);
+          },
         },
-      });
+        {
+          source: config.source,
+          messagePrefix: config.messagePrefix,
+          ...(this.options.messageMapper ? { mapMessage: this.options.messageMapper } : {}),
+        },
+      );
       const publisher = new PublishingStage({
         sink,
         builder: new RecordBuilder(config.topic),
@@ -141,6 +154,8 @@ export class RelaySession {
         // Confirm the watermark now: PostgreSQL need not replay what Kafka already holds.
         if (watermark) void status.flush().catch(() => undefined);
       }
+      this.heartbeat = new Heartbeat({ config, idleForMs: () => source.streamIdleForMs, logger: this.log });
+      this.heartbeat.start();
       this.log.info({ event: 'streaming' }, 'replication started');
       stats.state = 'streaming';
       this.options.onStreaming?.();
@@ -150,6 +165,7 @@ export class RelaySession {
     } catch (error) {
       throw OutboxTailError.is(error) ? error : this.classify(error);
     } finally {
+      this.heartbeat?.stop();
       this.status?.stop();
       await this.source?.stop();
       await sink.disconnect();

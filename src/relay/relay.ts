@@ -8,6 +8,7 @@ import type { SkipRule } from '../exactly-once/skip-published.js';
 import { backoffDelay } from './backoff.js';
 import { pgConnection } from '../postgres/pg-connection.js';
 import { RelaySession } from './relay-session.js';
+import type { MessageMapper } from '../outbox/transaction-assembler.js';
 import { RelayStats } from './relay-stats.js';
 import { PositionRecorder } from '../checkpoint/position-recorder.js';
 
@@ -22,6 +23,8 @@ export interface RelayOptions {
   checkpointerFactory?: () => Checkpointer;
   /** Exactly-once negative controls only: a deliberately wrong skip rule. */
   skipRule?: SkipRule;
+  /** --source messages negative controls only: a deliberately wrong message mapping. */
+  messageMapper?: MessageMapper;
 }
 
 /**
@@ -72,6 +75,7 @@ export class Relay {
         stats: this.stats,
         ...(this.options.checkpointerFactory ? { checkpointerFactory: this.options.checkpointerFactory } : {}),
         ...(this.options.skipRule ? { skipRule: this.options.skipRule } : {}),
+        ...(this.options.messageMapper ? { messageMapper: this.options.messageMapper } : {}),
         onStreaming: () => {
           if (standbySince) this.log.info({ event: 'takeover', waitedMs: Date.now() - standbySince }, 'slot became free: this relay took over');
           standbySince = 0;

@@ -12,6 +12,8 @@ export interface ReplicationSourceOptions {
   connection: ClientConfig;
   slot: string;
   publication: string;
+  /** Ask pgoutput for logical decoding messages too (PostgreSQL 14+). */
+  messages?: boolean;
   logger: Logger;
   /** Called synchronously, in stream order. Must not throw. */
   onMessage(message: PgoutputMessage): void;
@@ -25,14 +27,16 @@ type ReplicationPlugin = Parameters<LogicalReplicationService['subscribe']>[0];
 
 /** pgoutput v1 without streaming, decoded by our own pure decoder. (The library does not export its plugin base class.) */
 class OutboxPgoutputPlugin {
-  constructor(readonly options: { publication: string }) {}
+  constructor(readonly options: { publication: string; messages: boolean }) {}
   get name(): string {
     return 'pgoutput';
   }
   start(client: import('pg').Client, slotName: string, lastLsn: string): Promise<unknown> {
     const publication = this.options.publication.replace(/'/g, "''");
     const slot = slotName.replace(/"/g, '""');
-    return client.query(`START_REPLICATION SLOT "${slot}" LOGICAL ${lastLsn} (proto_version '1', publication_names '${publication}')`);
+    return client.query(
+      `START_REPLICATION SLOT "${slot}" LOGICAL ${lastLsn} (proto_version '1', publication_names '${publication}'${this.options.messages ? ", messages 'true'" : ''})`,
+    );
   }
   // The library calls parse() inside the socket's data handler, where a throw
   // would escape into the pg driver; errors travel as values instead.
@@ -58,6 +62,8 @@ export class ReplicationSource {
   private lastSentAt = 0;
   /** When the server last sent anything (XLogData or keepalive); time spent paused does not count. */
   private lastReceivedAt = Date.now();
+  /** When the server last sent XLogData (keepalives do not count): what the heartbeat waits on. */
+  private lastDataAt = Date.now();
   private closed = false;
   private paused = false;
   private replyWaiters: Array<() => void> = [];
@@ -82,6 +88,7 @@ export class ReplicationSource {
     this.service.on('data', (_lsn: string, parsed: Parsed) => {
       if (this.closed) return;
       this.lastReceivedAt = Date.now();
+      this.lastDataAt = this.lastReceivedAt;
       if (parsed.tag === 'decode-error') {
         this.fail(parsed.error);
         return;
@@ -111,7 +118,10 @@ export class ReplicationSource {
   async start(): Promise<void> {
     const started = new Promise<void>((resolve) => this.service.once('start', () => resolve()));
     const subscription = this.service
-      .subscribe(new OutboxPgoutputPlugin({ publication: this.options.publication }) as unknown as ReplicationPlugin, this.options.slot)
+      .subscribe(
+        new OutboxPgoutputPlugin({ publication: this.options.publication, messages: this.options.messages ?? false }) as unknown as ReplicationPlugin,
+        this.options.slot,
+      )
       .then(
         () => this.fail(new OutboxTailError('REPLICATION_STREAM_ERROR', 'the server ended the replication stream', { retriable: true })),
         (error: unknown) => this.fail(error),
@@ -155,6 +165,11 @@ export class ReplicationSource {
    */
   get silentForMs(): number {
     return this.paused ? 0 : Date.now() - this.lastReceivedAt;
+  }
+
+  /** How long no XLogData arrived (keepalives aside). */
+  get streamIdleForMs(): number {
+    return Date.now() - this.lastDataAt;
   }
 
   /**

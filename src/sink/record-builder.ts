@@ -68,7 +68,12 @@ export class RecordBuilder {
   }
 
   /** A small pointer record for the dead-letter topic; never carries the payload. */
-  deadLetter(row: { id: string | null; table: string; txn: OutboxEvent['txn'] }, reason: string, originalTopic: string | null, topic: string): SinkRecord {
+  deadLetter(
+    row: { id: string | null; table: string; txn: OutboxEvent['txn']; message?: MalformedRow['message'] },
+    reason: string,
+    originalTopic: string | null,
+    topic: string,
+  ): SinkRecord {
     const body = {
       id: row.id,
       reason,
@@ -76,6 +81,8 @@ export class RecordBuilder {
       commit_lsn: Lsn.format(row.txn.commitLsn),
       xid: row.txn.xid,
       original_topic: originalTopic,
+      // A logical decoding message: where to find it in the WAL (pg_waldump), since no table holds it.
+      ...(row.message ? { message_lsn: Lsn.format(row.message.lsn), message_prefix: row.message.prefix, transactional: row.message.transactional } : {}),
     };
     const value = Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { reason, commit_lsn: body.commit_lsn };

@@ -30,6 +30,24 @@ describe('exactly-once crash test: kill -9 again and again, then recount what a 
   });
 });
 
+describe('exactly-once crash test with --source messages (outbox_tail.emit() and writeOutboxEvent via message)', () => {
+  it('puts every event in Kafka exactly once (no duplicate, no loss, nothing rolled back) across relay and consumer kills', async () => {
+    const r = await run({ orders: 400, kills: 8, consumerKills: 2, seed: 42, source: 'messages', relayEnv: NO_PERIODIC_CONFIRM });
+    expect(r.relay_kills).toBe(8);
+    expect({ duplicates: r.duplicates, lost: r.lost, phantoms: r.phantoms, order_violations: r.order_violations }).toEqual({
+      duplicates: 0,
+      lost: 0,
+      phantoms: 0,
+      order_violations: 0,
+    });
+    expect(r.rolled_back_savepoints).toBeGreaterThan(0);
+    expect(r.kafka_records).toBe(r.outbox + r.cancelled.outbox);
+    expect([r.distinct_ids, r.shipments, r.processed]).toEqual([r.orders, r.orders, r.orders]);
+    expect(r.relay_fatal_codes).toEqual([]);
+    expect(r.passed).toBe(true);
+  });
+});
+
 describe('exactly-once negative controls: the recount catches each broken design, every run', () => {
   it('(1) a relay that writes the watermark after the Kafka commit, not inside it, publishes duplicates', async () => {
     const r = await run({

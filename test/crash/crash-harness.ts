@@ -54,6 +54,13 @@ export interface CrashOptions {
   writerConcurrency?: number;
   /** exactly-once: the relay runs --delivery exactly-once on an offsets topic of this run; the recount reads committed only. */
   delivery?: 'at-least-once' | 'exactly-once';
+  /**
+   * messages: the order app writes its events as logical decoding messages
+   * (outbox_tail.emit() and writeOutboxEvent via message) and the relay runs
+   * --source messages; committed event ids are recounted from the order rows,
+   * which commit with them. Also adds savepoint rollbacks.
+   */
+  source?: 'table' | 'messages';
 }
 
 export interface CrashResult {
@@ -72,6 +79,9 @@ export interface CrashResult {
   /** The second write path: cancellations. */
   cancelled: { orders: number; outbox: number; distinct_ids: number; processed: number; shipments: number };
   rolled_back_transactions: number;
+  /** messages: committed transactions with an event emitted in a rolled-back savepoint (never sent). */
+  rolled_back_savepoints: number;
+  source: 'table' | 'messages';
   delivery: 'at-least-once' | 'exactly-once';
   /** What a read_uncommitted consumer saw: every record, and those of Kafka transactions that never committed (cut by the kills). */
   read_uncommitted: { records: number; aborted: number };
@@ -159,6 +169,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
   const writerMode = options.writerMode ?? 'outbox';
   const cancelEvery = options.cancelEvery ?? 5;
   const rollbackEvery = options.rollbackEvery ?? 7;
+  const source = options.source ?? 'table';
+  const via = source === 'messages' ? 'message' : 'table';
   const started = Date.now();
   const db = await createTestDatabase(options.stack);
   const run = uniqueName('crash');
@@ -186,7 +198,12 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     if (delivery === 'exactly-once') await createCompactedTopic(options.stack.brokers, offsetsTopic);
     const deliveryEnv: Record<string, string> =
       delivery === 'exactly-once' ? { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: offsetsTopic } : {};
-    const relayEnv = { OUTBOX_TAIL_TOPIC: `${run}.{aggregate_type}`, ...deliveryEnv, ...options.relayEnv };
+    const relayEnv = {
+      OUTBOX_TAIL_TOPIC: `${run}.{aggregate_type}`,
+      ...(source === 'messages' ? { OUTBOX_TAIL_SOURCE: 'messages' } : {}),
+      ...deliveryEnv,
+      ...options.relayEnv,
+    };
     const newRelay = () => {
       const started = startRelay({
         databaseUrl: db.url,
@@ -212,9 +229,18 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     consumer = newConsumer();
 
     const count = async (sql: string, params: unknown[] = []) => Number((await admin.query<{ n: string }>(sql, params)).rows[0]!.n);
+    // The committed events: outbox rows, or with messages the event ids the order rows committed with.
+    const eventIdsSql = (eventType: 'OrderCreated' | 'OrderCancelled' | null) =>
+      source === 'messages'
+        ? [
+            ...(eventType !== 'OrderCancelled' ? ['select created_event_id as id from orders where created_event_id is not null'] : []),
+            ...(eventType !== 'OrderCreated' ? ['select cancelled_event_id as id from orders where cancelled_event_id is not null'] : []),
+          ].join(' union all ')
+        : `select id::text from outbox${eventType ? ` where event_type = '${eventType}'` : ''}`;
+    const countEvents = (eventType: 'OrderCreated' | 'OrderCancelled' | null = null) => count(`select count(*) as n from (${eventIdsSql(eventType)}) e`);
     const killLine = async (k: number, what: string) => {
       const orders = await count('select count(*) as n from orders');
-      const outbox = await count('select count(*) as n from outbox');
+      const outbox = await countEvents();
       const shipments = await count('select count(*) as n from shipments');
       const [lag] = (
         await admin.query<{ lag: string | null }>(
@@ -230,6 +256,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     // --- the writer -------------------------------------------------------------
     let gate: Promise<void> | null = null; // closed while a straddle kill is set up
     let rolledBack = 0;
+    let savepointRollbacks = 0;
     // Spread the writes over the whole kill window, so every kill lands while orders are written:
     // a kill cycle is a relay restart (about 1-2 s until it streams) plus 0.3-0.7 s of streaming.
     const killWindowMs = options.kills * 3000 + 1000;
@@ -238,18 +265,20 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     let inFlight = 0;
     let writerError: unknown = null;
     const writeOne = async (client: pg.Client, id: number) => {
-      await createOrder(client, id);
-      if (id % cancelEvery === 0) await cancelOrder(client, id);
+      // Savepoint rollbacks on other orders than the rolled-back transactions below.
+      const savepointRollback = source === 'messages' && id % rollbackEvery === 3;
+      await createOrder(client, id, { via, savepointRollback });
+      if (savepointRollback) savepointRollbacks++;
+      if (id % cancelEvery === 0) await cancelOrder(client, id, { via });
       if (id % rollbackEvery === 0) {
         // A transaction the application rolls back: its outbox row must never reach Kafka.
         await client.query('begin');
         await client.query('insert into orders(id, customer, amount_cents) values ($1, $2, 1)', [10_000_000 + id, 'rolled-back']);
-        await writeOutboxEvent(client, {
-          aggregateType: 'order',
-          aggregateId: String(10_000_000 + id),
-          eventType: 'OrderCreated',
-          payload: { orderId: 10_000_000 + id },
-        });
+        await writeOutboxEvent(
+          client,
+          { aggregateType: 'order', aggregateId: String(10_000_000 + id), eventType: 'OrderCreated', payload: { orderId: 10_000_000 + id } },
+          { via },
+        );
         await client.query('rollback');
         rolledBack++;
       }
@@ -324,10 +353,19 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         await t2.connect();
         const t2Id = 20_000_000 + k;
         await t2.query('begin');
-        await t2.query('insert into orders(id, customer, amount_cents) values ($1, $2, 1)', [t2Id, 'straddle']);
-        await writeOutboxEvent(t2, { aggregateType: 'order', aggregateId: String(t2Id), eventType: 'OrderCreated', payload: { orderId: t2Id } });
+        // The order row records the event id like createOrder does, so the recount sees T2 in either mode.
+        const t2Event = await writeOutboxEvent(
+          t2,
+          { aggregateType: 'order', aggregateId: String(t2Id), eventType: 'OrderCreated', payload: { orderId: t2Id } },
+          { via },
+        );
+        await t2.query('insert into orders(id, customer, amount_cents, created_event_id) values ($1, $2, 1, $3)', [
+          t2Id,
+          'straddle',
+          via === 'message' ? t2Event : null,
+        ]);
         const t1Id = 30_000_000 + k;
-        await createOrder(admin, t1Id);
+        await createOrder(admin, t1Id, { via });
         // T1 is confirmed once the slot passes its commit record (the frontier only stops at commit end LSNs).
         await collector.waitUntil((c) => c.records.some((r) => r.key === String(t1Id)), 20_000, `straddle T1 ${t1Id}`);
         const t1Commit = Lsn.parse(collector.records.find((r) => r.key === String(t1Id))!.headers.commit_lsn!);
@@ -358,8 +396,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     }
 
     // --- let everything settle ----------------------------------------------------
-    const committedEvents = await count('select count(*) as n from outbox');
-    const createdEvents = await count(`select count(*) as n from outbox where event_type = 'OrderCreated'`);
+    const committedEvents = await countEvents();
+    const createdEvents = await countEvents('OrderCreated');
     const deadline = Date.now() + 120_000;
     let lastChange = Date.now();
     let lastSeen = '';
@@ -391,8 +429,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
 
     // --- recount ---------------------------------------------------------------------
     const rows = async (sql: string, params: unknown[] = []) => (await admin.query(sql, params)).rows;
-    const created = new Set((await rows(`select id::text from outbox where event_type = 'OrderCreated'`)).map((r) => r.id as string));
-    const cancelledIds = new Set((await rows(`select id::text from outbox where event_type = 'OrderCancelled'`)).map((r) => r.id as string));
+    const created = new Set((await rows(eventIdsSql('OrderCreated'))).map((r) => r.id as string));
+    const cancelledIds = new Set((await rows(eventIdsSql('OrderCancelled'))).map((r) => r.id as string));
     const orders = await count('select count(*) as n from orders');
     const cancelledOrders = await count(`select count(*) as n from orders where status = 'cancelled'`);
     const shipments = await count('select count(*) as n from shipments');
@@ -433,6 +471,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         shipments: shipmentsCancelled,
       },
       rolled_back_transactions: rolledBack,
+      rolled_back_savepoints: savepointRollbacks,
+      source,
       delivery,
       read_uncommitted: { records: uncommitted.records.length, aborted },
       relay_fatal_codes: fatalCodes,
@@ -476,7 +516,9 @@ export function formatResult(r: CrashResult): string {
       'cancelled: orders / outbox / in kafka / processed / shipments',
       `${r.cancelled.orders} / ${r.cancelled.outbox} / ${r.cancelled.distinct_ids} / ${r.cancelled.processed} / ${r.cancelled.shipments}`,
     ],
+    ['source (where the relay reads events)', r.source],
     ['rolled-back transactions (never sent)', r.rolled_back_transactions],
+    ['savepoint rollbacks (their events never sent)', r.rolled_back_savepoints],
     ['delivery (kafka records counted read_committed)', r.delivery],
     ['read_uncommitted: records / of aborted kafka transactions', `${r.read_uncommitted.records} / ${r.read_uncommitted.aborted}`],
     ['relay fatal errors', r.relay_fatal_codes.join(', ') || 'none'],

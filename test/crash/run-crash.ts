@@ -1,5 +1,5 @@
 /**
- * `npm run crash -- [--orders 500] [--kills 5] [--consumer-kills 3] [--seed N] [--delivery exactly-once] [--json]`
+ * `npm run crash -- [--orders 500] [--kills 5] [--consumer-kills 3] [--seed N] [--delivery exactly-once] [--source messages] [--json]`
  * Runs the crash test on the local stack (or OUTBOX_TAIL_STACK=external servers).
  * Without --json: a line per kill and the final table. With --json the last
  * line of stdout is one JSON object. Exit 0 iff the recount holds.
@@ -16,11 +16,15 @@ const argv = await yargs(hideBin(process.argv))
   .option('seed', { type: 'number', default: Date.now() % 100000 })
   .option('json', { type: 'boolean', default: false })
   .option('delivery', { choices: ['at-least-once', 'exactly-once'] as const, default: 'at-least-once' as const })
+  // messages: the order app writes its events with outbox_tail.emit() and writeOutboxEvent via message; the relay runs --source messages.
+  .option('source', { choices: ['table', 'messages'] as const, default: 'table' as const })
   .strict()
   .parseAsync();
 
 const human = (line: string) => (argv.json ? process.stderr : process.stdout).write(`${line}\n`);
-human(`crash test (${argv.delivery}): ${argv.orders} orders, ${argv.kills} relay kills, ${argv['consumer-kills']} consumer kills, seed ${argv.seed}`);
+human(
+  `crash test (${argv.delivery}, source ${argv.source}): ${argv.orders} orders, ${argv.kills} relay kills, ${argv['consumer-kills']} consumer kills, seed ${argv.seed}`,
+);
 const stack = await startStack({ log: (l) => process.stderr.write(`  ${l}\n`) });
 let code = 1;
 try {
@@ -32,6 +36,7 @@ try {
     consumerKills: argv['consumer-kills'],
     seed: argv.seed,
     delivery: argv.delivery,
+    source: argv.source,
     log: human,
   });
   human(formatResult(result));

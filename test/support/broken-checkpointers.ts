@@ -28,10 +28,31 @@ export class ConfirmPastEndCheckpointer extends Checkpointer {
   }
 }
 
+/**
+ * Confirms a finished transaction's commit LSN (the start of its commit record)
+ * instead of its end, and no keepalive position: the last transaction is sent
+ * again after every restart (the dbz#2004 shape: duplicates after a restart).
+ */
+export class ConfirmCommitStartCheckpointer extends Checkpointer {
+  private lastEnd = Lsn.of(0n);
+  private lastCommit = Lsn.of(0n);
+  override committed(txn: Transaction): void {
+    super.committed(txn);
+    this.lastEnd = txn.endLsn!;
+    this.lastCommit = txn.commitLsn;
+  }
+  override keepalive(): void {}
+  override get safeLsn(): Lsn {
+    const safe = super.safeLsn;
+    return safe === this.lastEnd && safe !== 0n ? this.lastCommit : safe;
+  }
+}
+
 export const VARIANTS = {
   correct: () => new Checkpointer(),
   'confirm-on-receipt': () => new ConfirmOnReceiptCheckpointer(),
   'confirm-end-plus-one': () => new ConfirmPastEndCheckpointer(),
+  'confirm-commit-start': () => new ConfirmCommitStartCheckpointer(),
   /** The correct frontier behind a broken restart filter (test/support/broken-resume-filter.ts). */
   'skip-begin-at-resume-lsn': () => new Checkpointer(),
 } as const;
@@ -44,4 +65,5 @@ export type RelayVariant =
   | 'skip-rule-off-by-one'
   | 'slow-commit'
   | 'slow-commit-unfenced'
-  | 'no-start-checks';
+  | 'no-start-checks'
+  | 'publish-non-transactional';

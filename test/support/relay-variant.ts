@@ -2,8 +2,8 @@
  * Runs the real daemon (runDaemon) with a broken variant, for negative
  * controls: `tsx test/support/relay-variant.ts <variant>`, configured through
  * OUTBOX_TAIL_* env vars exactly like bin/outbox-tail.js. A variant is a
- * checkpointer (broken-checkpointers.ts), a restart filter (broken-resume-filter.ts) or an
- * exactly-once part (broken-exactly-once.ts).
+ * checkpointer (broken-checkpointers.ts), a restart filter (broken-resume-filter.ts), an
+ * exactly-once part (broken-exactly-once.ts) or a message mapping (broken-message-mapper.ts).
  */
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { toRunConfig } from '../../src/config/run-config.js';
@@ -11,11 +11,15 @@ import { runDaemon } from '../../src/cli/run-daemon.js';
 import { VARIANTS } from './broken-checkpointers.js';
 import { installResumeFilter } from './broken-resume-filter.js';
 import { EXACTLY_ONCE_VARIANTS } from './broken-exactly-once.js';
+import { MESSAGE_VARIANTS } from './broken-message-mapper.js';
 
 const variant = process.argv[2] ?? '';
-const extras = variant in VARIANTS ? { checkpointerFactory: VARIANTS[variant as keyof typeof VARIANTS] } : EXACTLY_ONCE_VARIANTS[variant];
+const extras =
+  variant in VARIANTS ? { checkpointerFactory: VARIANTS[variant as keyof typeof VARIANTS] } : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant]);
 if (!extras) {
-  process.stderr.write(`unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS)].join(', ')}\n`);
+  process.stderr.write(
+    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS)].join(', ')}\n`,
+  );
   process.exit(2);
 }
 const config = toRunConfig(resolveConfig({ env: process.env }));
