@@ -66,6 +66,7 @@ const { values: flags } = parseArgs({
     'dump-latency': { type: 'string' },
     compare: { type: 'string' },
     'debezium-java-opts': { type: 'string' },
+    'debezium-prop': { type: 'string', multiple: true },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -100,6 +101,8 @@ if (flags.help) {
                         on the catch-up backlog and the steady rates, and report both relays in one table
                         and under "compare" in the JSON (test/bench/debezium/; never in CI)
   --debezium-java-opts=FLAGS  JVM flags for Debezium Server (default none: its run.sh sets none either)
+  --debezium-prop K=V   override a setting of test/bench/debezium/application.properties (repeatable),
+                        e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
 `);
   process.exit(0);
 }
@@ -122,6 +125,10 @@ const opts = {
   kafkaClient: flags['kafka-client'] ?? 'kafkajs',
   compare: flags.compare,
   debeziumJavaOpts: (flags['debezium-java-opts'] ?? '').split(/\s+/).filter(Boolean),
+  debeziumProps: Object.fromEntries((flags['debezium-prop'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<
+    string,
+    string
+  >,
 };
 if (opts.compare !== undefined && opts.compare !== 'debezium') throw new Error('--compare must be debezium');
 // Debezium's JVM compiles its hot paths during the first seconds: latency measured earlier is its JIT's.
@@ -271,16 +278,19 @@ const startOutboxTail: StartPublisher = (ctx, name, slot) =>
  * Its JVM takes seconds to get there, hence the longer wait.
  */
 const startDebezium: StartPublisher = async (ctx, name, slot) =>
-  started(await spawnDebezium(debezium!, { name, databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, javaOpts: opts.debeziumJavaOpts }), async (p) => {
-    try {
-      await p.waitForLog(isDebeziumStreaming, 180_000);
-    } catch (error) {
-      // The tail of a Java failure is its stack; the cause is in the ERROR lines before it.
-      const errors = p.logs.filter((l) => typeof l.msg === 'string' && /\bERROR\b|Caused by/.test(l.msg)).map((l) => l.msg);
-      throw new Error(`${(error as Error).message}\nDebezium's errors:\n${errors.slice(0, 10).join('\n')}`);
-    }
-    return nowMs();
-  });
+  started(
+    await spawnDebezium(debezium!, { name, databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, javaOpts: opts.debeziumJavaOpts, props: opts.debeziumProps }),
+    async (p) => {
+      try {
+        await p.waitForLog(isDebeziumStreaming, 180_000);
+      } catch (error) {
+        // The tail of a Java failure is its stack; the cause is in the ERROR lines before it.
+        const errors = p.logs.filter((l) => typeof l.msg === 'string' && /\bERROR\b|Caused by/.test(l.msg)).map((l) => l.msg);
+        throw new Error(`${(error as Error).message}\nDebezium's errors:\n${errors.slice(0, 10).join('\n')}`);
+      }
+      return nowMs();
+    },
+  );
 
 /** Set by main() when --compare debezium is given. */
 let debezium: DebeziumInstall | null = null;
@@ -677,7 +687,7 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {};
   const has = (s: Scenario) => opts.scenarios.has(s);
   const compare: CompareResult | null = debezium
-    ? { debezium: { version: debezium.version, java: debezium.javaVersion, java_opts: opts.debeziumJavaOpts }, steady: [] }
+    ? { debezium: { version: debezium.version, java: debezium.javaVersion, java_opts: opts.debeziumJavaOpts, props: opts.debeziumProps }, steady: [] }
     : null;
   try {
     const events = opts.events;
@@ -832,6 +842,8 @@ async function main(): Promise<void> {
   };
   if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else process.stdout.write(table(result) + (compare ? `\n${compareTable(compare, result.env as Record<string, unknown>)}` : ''));
+  // With --json, the side-by-side table still reaches the terminal, with the progress.
+  if (flags.json && compare) process.stderr.write(compareTable(compare, result.env as Record<string, unknown>));
 }
 
 // ---------------------------------------------------------------- report
@@ -900,7 +912,8 @@ function targets(r: Record<string, unknown>): Verdict[] {
 }
 
 interface CompareResult {
-  debezium: { version: string; java: string; java_opts: string[] };
+  /** props: the --debezium-prop overrides of application.properties. */
+  debezium: { version: string; java: string; java_opts: string[]; props: Record<string, string> };
   /** The same single-row backlog from two fresh slots, outbox-tail first, to the same topic. */
   catchup?: { outbox_tail: CatchupResult; debezium: CatchupResult };
   /** Both relays' copies of that backlog compared record by record. */
@@ -954,7 +967,11 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
     k ? `catch-up: ${k.events} single-row transactions from fresh slots, outbox-tail first; CPU per event and busy cores from "streaming" to done` : null,
     c.steady.length ? `steady: ${opts.warmupSeconds} s warm-up, ${opts.steadySeconds} s measured; latency = LogAppendTime - INSERT sent` : null,
     c.record_match ? `record bytes: ${recordMatchLine(c.record_match)}` : null,
-    `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; load average (1 min) ${String(env.loadavg_1m_at_start)} at start, ${String(env.loadavg_1m_at_end)} at end`,
+    `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: test/bench/debezium/application.properties${Object.entries(
+      c.debezium.props,
+    )
+      .map(([k, v]) => `, ${k}=${v}`)
+      .join('')}; load average (1 min) ${String(env.loadavg_1m_at_start)} at start, ${String(env.loadavg_1m_at_end)} at end`,
   ].filter((x): x is string => x !== null);
   return `side by side (--compare debezium):\n${lines.join('\n')}\n${notes.map((n) => `  ${n}`).join('\n')}\n`;
 }

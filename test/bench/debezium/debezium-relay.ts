@@ -102,7 +102,7 @@ export const isDebeziumStreaming = (l: LogLine) => typeof l.msg === 'string' && 
  */
 export async function spawnDebezium(
   install: DebeziumInstall,
-  options: { name: string; databaseUrl: string; brokers: string[]; slot: string; javaOpts?: string[] },
+  options: { name: string; databaseUrl: string; brokers: string[]; slot: string; javaOpts?: string[]; props?: Record<string, string> },
 ): Promise<BenchProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-debezium-'));
   mkdirSync(join(dir, 'config'));
@@ -117,6 +117,8 @@ export async function spawnDebezium(
     'debezium.source.offset.storage.file.filename': join(dir, 'offsets.dat'),
     'debezium.sink.kafka.producer.bootstrap.servers': options.brokers.join(','),
     'quarkus.http.port': String(await freePort()),
+    // Last, so that the bench's --debezium-prop overrides the file (system properties win over it).
+    ...options.props,
   };
   if (url.password) props['debezium.source.database.password'] = decodeURIComponent(url.password);
   const classpath = [`${install.home}/debezium-server-dist-${install.version}-runner.jar`, `${install.home}/config/lib`, `${install.home}/lib/*`].join(':');
