@@ -16,13 +16,16 @@ import { ROOT, spawnProcess, type BenchProcess, type LogLine } from '../bench-pr
 const HERE = `${ROOT}test/bench/debezium/`;
 
 /**
- * JVMs still running: killed when the bench exits however it exits (an
- * error thrown past a finally, SIGINT's process.exit), so that no Debezium
- * is left behind holding a slot.
+ * JVMs still running, with their run dirs: killed and removed when the bench
+ * exits however it exits (an error thrown past a finally, SIGINT's
+ * process.exit), so that no Debezium is left behind holding a slot.
  */
-const live = new Set<BenchProcess>();
+const live = new Map<BenchProcess, string>();
 process.once('exit', () => {
-  for (const p of live) p.child.kill('SIGKILL');
+  for (const [p, dir] of live) {
+    p.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 export interface DebeziumInstall {
@@ -136,7 +139,7 @@ export async function spawnDebezium(
     env: {},
     cwd: dir,
   });
-  live.add(proc);
+  live.set(proc, dir);
   void proc.exited.then(() => live.delete(proc));
   const stop = proc.stop.bind(proc);
   proc.stop = async (graceMs) => {
