@@ -67,6 +67,7 @@ const { values: flags } = parseArgs({
     compare: { type: 'string' },
     'debezium-java-opts': { type: 'string' },
     'debezium-prop': { type: 'string', multiple: true },
+    'compare-first': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -101,6 +102,7 @@ if (flags.help) {
                         on the catch-up backlog and the steady rates, and report both relays in one table
                         and under "compare" in the JSON (test/bench/debezium/; never in CI)
   --debezium-java-opts=FLAGS  JVM flags for Debezium Server (default none: its run.sh sets none either)
+  --compare-first R     outbox-tail (default) or debezium: which relay runs first on each backlog and rate
   --debezium-prop K=V   override a setting of test/bench/debezium/application.properties (repeatable),
                         e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
 `);
@@ -139,6 +141,10 @@ if (opts.compare && flags['warmup-seconds'] === undefined) opts.warmupSeconds = 
  * relays confirm; otherwise until it confirmed the WAL end as before.
  */
 const TIME_TO_LAST_COMMIT = opts.compare !== undefined;
+if (flags['compare-first'] !== undefined && !['outbox-tail', 'debezium'].includes(flags['compare-first']))
+  throw new Error('--compare-first must be outbox-tail or debezium');
+/** Who goes first matters a little (page cache, the broker's log segments): run both orders to see how much. */
+const DEBEZIUM_FIRST = flags['compare-first'] === 'debezium';
 if (!['kafkajs', 'platformatic'].includes(opts.kafkaClient)) throw new Error('--kafka-client must be kafkajs or platformatic');
 opts.relayEnv.OUTBOX_TAIL_KAFKA_CLIENT ??= opts.kafkaClient;
 for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; use ${SCENARIOS.join(',')}`);
@@ -584,7 +590,10 @@ async function steady(
     await proc.stop();
     const { times } = await readAppendTimes(ctx.kafka, topic, writer.written);
     if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, times);
-    return { ...latencyStats(rate, writer, times), peak_rss_mb: Math.round(peak), cpu, ...(slot ? { relay_sends: sends } : {}) };
+    const stats = latencyStats(rate, writer, times);
+    // A writer that could not keep the rate (a loaded machine) measured a different load: say so next to the figure.
+    if (stats.achieved_rate < 0.95 * rate) log(`  warning: ${label} ${rate}/s: the writer reached only ${stats.achieved_rate}/s`);
+    return { ...stats, peak_rss_mb: Math.round(peak), cpu, ...(slot ? { relay_sends: sends } : {}) };
   } finally {
     await proc.stop();
     if (slot) await dropSlot(ctx.db.url, slot);
@@ -687,7 +696,11 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {};
   const has = (s: Scenario) => opts.scenarios.has(s);
   const compare: CompareResult | null = debezium
-    ? { debezium: { version: debezium.version, java: debezium.javaVersion, java_opts: opts.debeziumJavaOpts, props: opts.debeziumProps }, steady: [] }
+    ? {
+        debezium: { version: debezium.version, java: debezium.javaVersion, java_opts: opts.debeziumJavaOpts, props: opts.debeziumProps },
+        first: DEBEZIUM_FIRST ? 'debezium' : 'outbox-tail',
+        steady: [],
+      }
     : null;
   try {
     const events = opts.events;
@@ -714,16 +727,26 @@ async function main(): Promise<void> {
         };
       }
       if (has('catchup')) {
-        const r = await relayCatchup(ctx, 'catchup', backlog.slots[0]!, backlog.topic, events, backlog.endLsn);
-        log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
-        result.catchup = r;
-        if (compare) {
-          // The same backlog from its own fresh slot, to the same topic: outbox-tail's records are already there.
-          const d = await relayCatchup(ctx, 'debezium-catchup', backlog.slots[2]!, backlog.topic, events, backlog.endLsn, startDebezium, events);
+        // With --compare, the same backlog from a fresh slot of its own for each relay, to the same topic:
+        // the second relay's records join the first's (record-match tells the copies apart).
+        const runOurs = async (base: number) => {
+          const r = await relayCatchup(ctx, 'catchup', backlog.slots[0]!, backlog.topic, events, backlog.endLsn, startOutboxTail, base);
+          log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
+          return r;
+        };
+        const runDebezium = async (base: number) => {
+          const d = await relayCatchup(ctx, 'debezium-catchup', backlog.slots[2]!, backlog.topic, events, backlog.endLsn, startDebezium, base);
           log(
             `  Debezium: ${d.events_per_sec} events/s (${d.seconds} s incl. ${d.startup_seconds} s startup), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
           );
-          compare.catchup = { outbox_tail: r, debezium: d };
+          return d;
+        };
+        if (!compare) result.catchup = await runOurs(0);
+        else {
+          const d = DEBEZIUM_FIRST ? await runDebezium(0) : undefined;
+          const r = await runOurs(DEBEZIUM_FIRST ? events : 0);
+          compare.catchup = { outbox_tail: r, debezium: d ?? (await runDebezium(events)) };
+          result.catchup = r;
           compare.record_match = await matchRecords(kafka, backlog.topic, 2 * events);
           log(`  record bytes: ${recordMatchLine(compare.record_match)}`);
         }
@@ -746,7 +769,15 @@ async function main(): Promise<void> {
     }
     if (has('steady')) {
       const out: SteadyResult[] = [];
+      const runDebezium = async (rate: number) => {
+        const d = await steady(ctx, 'debezium', rate, 'outbox', (type) => startRelayOn(ctx, `debezium-steady-${rate}`, type, startDebezium));
+        log(
+          `  Debezium ${rate}/s: p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, max ${d.max_ms} ms (${d.records} records, writer ${d.achieved_rate}/s), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
+        );
+        return d;
+      };
       for (const rate of opts.rates) {
+        const first = compare && DEBEZIUM_FIRST ? await runDebezium(rate) : undefined;
         const r = await steady(ctx, 'steady', rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}`, type));
         const sends = r.relay_sends;
         const sendLine = sends
@@ -756,13 +787,7 @@ async function main(): Promise<void> {
           `  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}; ${cpuLine(r.cpu)}`,
         );
         out.push(r);
-        if (compare) {
-          const d = await steady(ctx, 'debezium', rate, 'outbox', (type) => startRelayOn(ctx, `debezium-steady-${rate}`, type, startDebezium));
-          log(
-            `  Debezium ${rate}/s: p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, max ${d.max_ms} ms (${d.records} records, writer ${d.achieved_rate}/s), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
-          );
-          compare.steady.push({ rate, outbox_tail: r, debezium: d });
-        }
+        if (compare) compare.steady.push({ rate, outbox_tail: r, debezium: first ?? (await runDebezium(rate)) });
       }
       result.steady = out;
     }
@@ -914,6 +939,7 @@ function targets(r: Record<string, unknown>): Verdict[] {
 interface CompareResult {
   /** props: the --debezium-prop overrides of application.properties. */
   debezium: { version: string; java: string; java_opts: string[]; props: Record<string, string> };
+  first: 'outbox-tail' | 'debezium';
   /** The same single-row backlog from two fresh slots, outbox-tail first, to the same topic. */
   catchup?: { outbox_tail: CatchupResult; debezium: CatchupResult };
   /** Both relays' copies of that backlog compared record by record. */
@@ -936,7 +962,7 @@ function recordMatchLine(m: RecordMatch): string {
 /** Both relays in one table: the catch-up figures, then p50 / p99 / max (peak RSS) per steady rate. */
 function compareTable(c: CompareResult, env: Record<string, unknown>): string {
   const head = ['relay', 'events/s from spawn', 'after startup', 'startup s', 'peak RSS MB', 'CPU us/event', 'busy cores'];
-  for (const s of c.steady) head.push(`${s.rate}/s p50 / p99 / max ms (RSS MB)`);
+  for (const s of c.steady) head.push(`${s.rate}/s p50 / p99 / max ms (peak RSS, writer rate)`);
   const rows: string[][] = [head];
   const relays = [
     ['outbox-tail', 'outbox_tail'],
@@ -955,7 +981,8 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
     ];
     for (const s of c.steady) {
       const x = s[key];
-      row.push(`${x.p50_ms} / ${x.p99_ms} / ${x.max_ms} (${x.peak_rss_mb})`);
+      // The writer's achieved rate too: on a loaded machine it can fall short, and then the rates differ.
+      row.push(`${x.p50_ms} / ${x.p99_ms} / ${x.max_ms} (${x.peak_rss_mb} MB, ${x.achieved_rate}/s)`);
     }
     rows.push(row);
   }
@@ -964,8 +991,12 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
   const lines = [fmt(head), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.slice(1).map(fmt)];
   const k = c.catchup?.outbox_tail;
   const notes = [
-    k ? `catch-up: ${k.events} single-row transactions from fresh slots, outbox-tail first; CPU per event and busy cores from "streaming" to done` : null,
-    c.steady.length ? `steady: ${opts.warmupSeconds} s warm-up, ${opts.steadySeconds} s measured; latency = LogAppendTime - INSERT sent` : null,
+    k
+      ? `catch-up: ${k.events} single-row transactions from fresh slots, ${DEBEZIUM_FIRST ? 'Debezium' : 'outbox-tail'} first; CPU per event and busy cores from "streaming" to done`
+      : null,
+    c.steady.length
+      ? `steady: ${opts.warmupSeconds} s warm-up, ${opts.steadySeconds} s measured, ${DEBEZIUM_FIRST ? 'Debezium' : 'outbox-tail'} first; latency = LogAppendTime - INSERT sent`
+      : null,
     c.record_match ? `record bytes: ${recordMatchLine(c.record_match)}` : null,
     `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: test/bench/debezium/application.properties${Object.entries(
       c.debezium.props,
