@@ -686,6 +686,8 @@ async function main(): Promise<void> {
   }
   const stopStack = () => stack?.stop().catch(() => undefined);
   process.once('SIGINT', () => void Promise.resolve(stopStack()).then(() => process.exit(130)));
+  // SIGTERM too: without a handler node dies without its exit hooks, which kill a running Debezium JVM.
+  process.once('SIGTERM', () => void Promise.resolve(stopStack()).then(() => process.exit(143)));
   const db = await createBenchDatabase(databaseUrl);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
