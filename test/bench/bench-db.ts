@@ -153,3 +153,32 @@ export async function confirmedFlushLsn(client: pg.ClientBase, slot: string): Pr
   if (!rows[0]?.lsn) throw new Error(`slot ${slot} not found`);
   return Lsn.parse(rows[0].lsn);
 }
+
+/**
+ * The end LSN of the commit record of the last transaction that inserted rows
+ * of `type` into `table`: the position a relay has confirmed once it
+ * published that transaction. Not pg_current_wal_lsn(), which can lie past
+ * the last commit (running-xacts records, checkpoints): outbox-tail confirms
+ * those positions from idle keepalives, but Debezium Server confirms only the
+ * commits it processed, so a catch-up timed to the WAL end would never finish
+ * for it. Found with pg_walinspect (PostgreSQL 15+, created here) among the
+ * COMMIT records whose xid wrote a row of `type`, scanning back from the WAL
+ * end in growing windows: the first window with a match holds the newest.
+ */
+export async function lastCommitEndLsn(client: pg.ClientBase, table: string, type: string): Promise<Lsn> {
+  await client.query('create extension if not exists pg_walinspect');
+  const { rows: ends } = await client.query<{ lsn: string }>('select pg_current_wal_flush_lsn()::text as lsn');
+  const end = Lsn.parse(ends[0]!.lsn);
+  for (let window = 1n << 20n; ; window *= 4n) {
+    const from = end > window ? end - window : 0n;
+    const { rows } = await client.query<{ lsn: string | null }>(
+      `select max(w.end_lsn)::text as lsn
+         from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) w
+        where w.resource_manager = 'Transaction' and w.record_type like 'COMMIT%'
+          and w.xid in (select xmin from ${table} where aggregate_type = $3)`,
+      [Lsn.format(Lsn.of(from === 0n ? 1n : from)), Lsn.format(end), type],
+    );
+    if (rows[0]?.lsn) return Lsn.parse(rows[0].lsn);
+    if (from === 0n) throw new Error(`no commit of a ${type} row found in the WAL`);
+  }
+}

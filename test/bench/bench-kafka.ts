@@ -1,5 +1,5 @@
 /** Kafka side of the benchmark: topics, end offsets, reading append times back. */
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type KafkaMessage } from 'kafkajs';
 
 export function benchKafka(brokers: string[], clientId = 'outbox-tail-bench'): Kafka {
   return new Kafka({ brokers, clientId, logLevel: logLevel.NOTHING });
@@ -30,12 +30,33 @@ export async function readAppendTimes(
   count: number,
   timeoutMs = 120_000,
 ): Promise<{ times: Map<string, number>; records: number }> {
+  const times = new Map<string, number>();
+  const records = await consumeTopic(
+    kafka,
+    topic,
+    count,
+    (m) => {
+      const id = m.headers?.id?.toString();
+      if (id && !times.has(id)) times.set(id, Number(m.timestamp));
+    },
+    timeoutMs,
+  );
+  return { times, records };
+}
+
+/** Hands every record of the topic, from the beginning, to `each` until `count` arrived; returns how many did. */
+export async function consumeTopic(
+  kafka: Kafka,
+  topic: string,
+  count: number,
+  each: (message: KafkaMessage, partition: number) => void,
+  timeoutMs = 120_000,
+): Promise<number> {
   const consumer = kafka.consumer({
     groupId: `bench-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`,
     maxWaitTimeInMs: 100,
     maxBytes: 50 * 1024 * 1024,
   });
-  const times = new Map<string, number>();
   let records = 0;
   await consumer.connect();
   try {
@@ -48,8 +69,7 @@ export async function readAppendTimes(
           eachBatch: async ({ batch }) => {
             for (const m of batch.messages) {
               records++;
-              const id = m.headers?.id?.toString();
-              if (id && !times.has(id)) times.set(id, Number(m.timestamp));
+              each(m, batch.partition);
             }
             if (records >= count) {
               clearTimeout(timer);
@@ -65,7 +85,7 @@ export async function readAppendTimes(
   } finally {
     await consumer.disconnect();
   }
-  return { times, records };
+  return records;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {

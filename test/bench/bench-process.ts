@@ -46,9 +46,24 @@ export interface SpawnOptions {
 
 /** Spawns `node [nodeArgs] script [args]`; stdout is parsed as JSON lines (pino or the helpers' own). */
 export function spawnNode(options: SpawnOptions): BenchProcess {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script, ...(options.args ?? [])], {
+  return spawnProcess({
+    name: options.name,
+    command: process.execPath,
+    args: [...(options.nodeArgs ?? []), options.script, ...(options.args ?? [])],
+    env: options.env,
+  });
+}
+
+/**
+ * Spawns any program as a bench process (the same log, RSS and CPU
+ * bookkeeping as the relays): Debezium Server's JVM for --compare debezium.
+ * Its stdout lines that are not JSON become `{ msg: line }`.
+ */
+export function spawnProcess(options: { name: string; command: string; args: string[]; env: Record<string, string>; cwd?: string }): BenchProcess {
+  const child = spawn(options.command, options.args, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   const startedAt = performance.now();
   const pid = child.pid!;

@@ -4,7 +4,7 @@
  * run (decode with a null sink, Kafka alone) and the polling-publisher
  * baseline. See README.md, Performance.
  *
- *   npm run bench -- [--events 200000] [--json] [--quick]
+ *   npm run bench -- [--events 200000] [--json] [--quick] [--compare debezium]
  *
  * Progress goes to stderr; without --json stdout gets a table, with --json
  * the last line of stdout is one JSON object.
@@ -25,6 +25,7 @@ import {
   currentWalLsn,
   dropSlot,
   insertBacklog,
+  lastCommitEndLsn,
   PAYLOAD_SQL,
   POLLING_TABLE,
   walsenderPid,
@@ -36,6 +37,8 @@ import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
 import { nowMs, runWriter, type WriterResult } from './writer.js';
+import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
+import { matchRecords, type RecordMatch } from './debezium/record-match.js';
 
 // ---------------------------------------------------------------- options
 
@@ -61,6 +64,10 @@ const { values: flags } = parseArgs({
     'poll-interval-ms': { type: 'string' },
     'kafka-client': { type: 'string' },
     'dump-latency': { type: 'string' },
+    compare: { type: 'string' },
+    'debezium-java-opts': { type: 'string' },
+    'debezium-prop': { type: 'string', multiple: true },
+    'compare-first': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -73,7 +80,8 @@ if (flags.help) {
   --big-rows N          rows of the big transaction (default 100000; --quick 20000)
   --rates A,B           steady writer rates per second (default 2000,5000)
   --steady-seconds S    measured seconds per steady rate (default 30; --quick 5)
-  --warmup-seconds S    seconds written before measuring, per steady run (default 2; --quick 1)
+  --warmup-seconds S    seconds written before measuring, per steady run (default 2; --quick 1;
+                        10 with --compare: Debezium's JIT needs seconds to warm up)
   --partitions P        partitions of every bench topic (default 3)
   --scenarios LIST      subset of ${SCENARIOS.join(',')}
   --json                last stdout line = one JSON object
@@ -90,6 +98,13 @@ if (flags.help) {
                         the Kafka limit and the polling baseline
   --dump-latency DIR    write each steady run's per-record latencies (ms since the writer's start,
                         latency ms) to DIR/<label>-<rate>.json, to look for stalls behind a p99
+  --compare debezium    also run Debezium Server (fetched once into ~/.cache/outbox-tail/debezium, Java 21+)
+                        on the catch-up backlog and the steady rates, and report both relays in one table
+                        and under "compare" in the JSON (test/bench/debezium/; never in CI)
+  --debezium-java-opts=FLAGS  JVM flags for Debezium Server (default none: its run.sh sets none either)
+  --compare-first R     outbox-tail (default) or debezium: which relay runs first on each backlog and rate
+  --debezium-prop K=V   override a setting of test/bench/debezium/application.properties (repeatable),
+                        e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
 `);
   process.exit(0);
 }
@@ -110,7 +125,26 @@ const opts = {
   nodeArgs: (flags['node-args'] ?? SHIPPED_NODE_OPTIONS).split(/\s+/).filter(Boolean),
   profileDir: flags.profile,
   kafkaClient: flags['kafka-client'] ?? 'kafkajs',
+  compare: flags.compare,
+  debeziumJavaOpts: (flags['debezium-java-opts'] ?? '').split(/\s+/).filter(Boolean),
+  debeziumProps: Object.fromEntries((flags['debezium-prop'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<
+    string,
+    string
+  >,
 };
+if (opts.compare !== undefined && opts.compare !== 'debezium') throw new Error('--compare must be debezium');
+// Debezium's JVM compiles its hot paths during the first seconds: latency measured earlier is its JIT's.
+if (opts.compare && flags['warmup-seconds'] === undefined) opts.warmupSeconds = 10;
+/**
+ * With --compare, every relay is timed until its slot confirmed the commit of
+ * the last transaction written (lastCommitEndLsn), the one position both
+ * relays confirm; otherwise until it confirmed the WAL end as before.
+ */
+const TIME_TO_LAST_COMMIT = opts.compare !== undefined;
+if (flags['compare-first'] !== undefined && !['outbox-tail', 'debezium'].includes(flags['compare-first']))
+  throw new Error('--compare-first must be outbox-tail or debezium');
+/** Who goes first matters a little (page cache, the broker's log segments): run both orders to see how much. */
+const DEBEZIUM_FIRST = flags['compare-first'] === 'debezium';
 if (!['kafkajs', 'platformatic'].includes(opts.kafkaClient)) throw new Error('--kafka-client must be kafkajs or platformatic');
 opts.relayEnv.OUTBOX_TAIL_KAFKA_CLIENT ??= opts.kafkaClient;
 for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; use ${SCENARIOS.join(',')}`);
@@ -212,6 +246,8 @@ interface CatchupResult {
   events: number;
   seconds: number;
   events_per_sec: number;
+  /** events / (seconds - startup_seconds): the rate once it streams, without the process's start-up. */
+  events_per_sec_after_startup: number;
   peak_rss_mb: number;
   /** Node start, preflight, connections: spawn until the relay logged "streaming". */
   startup_seconds: number;
@@ -222,16 +258,77 @@ interface CatchupResult {
   cpu: CpuWindow;
 }
 
-/** A backlog already in `slot`: spawn the relay, time until every record is in Kafka and the slot confirmed the end. */
-async function relayCatchup(ctx: Ctx, name: string, slot: string, topic: string, events: number, endLsn: Lsn): Promise<CatchupResult> {
-  const relay = spawnRelay(ctx, name, slot, 'relay');
+/** A publisher process that reads the slot: streamingAt is the wall clock (ms) when it said it does. */
+interface Started {
+  proc: BenchProcess;
+  streamingAt: number;
+}
+type StartPublisher = (ctx: Ctx, name: string, slot: string) => Promise<Started>;
+
+async function started(proc: BenchProcess, streamingAt: (p: BenchProcess) => Promise<number>): Promise<Started> {
   try {
-    const streaming = await relay.waitForLog(isStreaming);
+    return { proc, streamingAt: await streamingAt(proc) };
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+}
+
+/** outbox-tail: pino's `time` (ISO) is the wall clock of the relay's "streaming" line. */
+const startOutboxTail: StartPublisher = (ctx, name, slot) =>
+  started(spawnRelay(ctx, name, slot, 'relay'), async (p) => logTime(await p.waitForLog(isStreaming)));
+
+/**
+ * Debezium Server: its text log's time has no zone, so the line's arrival
+ * is taken instead (Quarkus writes the console synchronously, line by line).
+ * Its JVM takes seconds to get there, hence the longer wait.
+ */
+const startDebezium: StartPublisher = async (ctx, name, slot) =>
+  started(
+    await spawnDebezium(debezium!, { name, databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, javaOpts: opts.debeziumJavaOpts, props: opts.debeziumProps }),
+    async (p) => {
+      try {
+        await p.waitForLog(isDebeziumStreaming, 180_000);
+      } catch (error) {
+        // The tail of a Java failure is its stack; the cause is in the ERROR lines before it.
+        const errors = p.logs.filter((l) => typeof l.msg === 'string' && /\bERROR\b|Caused by/.test(l.msg)).map((l) => l.msg);
+        throw new Error(`${(error as Error).message}\nDebezium's errors:\n${errors.slice(0, 10).join('\n')}`);
+      }
+      return nowMs();
+    },
+  );
+
+/** Set by main() when --compare debezium is given. */
+let debezium: DebeziumInstall | null = null;
+
+/**
+ * A backlog already in `slot`: spawn the relay (outbox-tail unless `start`
+ * says otherwise), time until every record is in Kafka (`baseRecords` were
+ * there before: a second relay on the same topic) and the slot confirmed the end.
+ */
+async function relayCatchup(
+  ctx: Ctx,
+  name: string,
+  slot: string,
+  topic: string,
+  events: number,
+  endLsn: Lsn,
+  start: StartPublisher = startOutboxTail,
+  baseRecords = 0,
+): Promise<CatchupResult> {
+  const { proc: relay, streamingAt } = await start(ctx, name, slot);
+  try {
     const window = cpuWindow({ relay: relay.pid, walsender: await walsenderPid(ctx.pg, slot), broker: ctx.brokerPid() });
     const startedAtMs = performance.timeOrigin + relay.startedAt;
-    // pino's `time` (ISO) is the wall clock of the relay's "streaming" line.
-    const startupSeconds = (logTime(streaming) - startedAtMs) / 1000;
-    const { doneAt, records } = await waitDone(ctx, name, { topic, records: events, slot, endLsn, timeoutMs: catchupTimeout(events), proc: relay });
+    const startupSeconds = (streamingAt - startedAtMs) / 1000;
+    const { doneAt, records } = await waitDone(ctx, name, {
+      topic,
+      records: baseRecords + events,
+      slot,
+      endLsn,
+      timeoutMs: catchupTimeout(events),
+      proc: relay,
+    });
     const cpuSplit = window(events);
     const seconds = (doneAt - startedAtMs) / 1000;
     const cpu = relay.cpuSeconds();
@@ -240,10 +337,11 @@ async function relayCatchup(ctx: Ctx, name: string, slot: string, topic: string,
       events,
       seconds: round(seconds, 2),
       events_per_sec: Math.round(events / seconds),
+      events_per_sec_after_startup: Math.round(events / (seconds - startupSeconds)),
       peak_rss_mb: Math.round(relay.peakRssMb()),
       startup_seconds: round(startupSeconds, 2),
       relay_cpu_seconds: round(cpu, 2),
-      records_in_kafka: records,
+      records_in_kafka: records - baseRecords,
       cpu: cpuSplit,
     };
   } finally {
@@ -258,6 +356,11 @@ interface Backlog {
   endLsn: Lsn;
 }
 
+/** Where a relay is done once its slot confirmed it: see TIME_TO_LAST_COMMIT. */
+function endLsnOf(ctx: Ctx, table: string, type: string): Promise<Lsn> {
+  return TIME_TO_LAST_COMMIT ? lastCommitEndLsn(ctx.pg, table, type) : currentWalLsn(ctx.pg);
+}
+
 async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: number, slots: number): Promise<Backlog> {
   const type = `bench_${label}_${ctx.runId}`;
   const topic = `outbox.event.${type}`;
@@ -270,7 +373,7 @@ async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: n
   }
   const t0 = Date.now();
   await insertBacklog(ctx.db.url, 'outbox', type, events, perTxn);
-  const endLsn = await currentWalLsn(ctx.pg);
+  const endLsn = await endLsnOf(ctx, 'outbox', type);
   log(
     `  backlog: ${events} rows in ${perTxn === 1 ? 'single-row' : `${perTxn}-row`} transactions written in ${((Date.now() - t0) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`,
   );
@@ -479,27 +582,35 @@ async function steady(
     log(`  ${label} ${rate}/s: writing for ${opts.warmupSeconds} s warm-up + ${opts.steadySeconds} s`);
     const window = cpuWindow({ relay: proc.pid, walsender: slot ? await walsenderPid(ctx.pg, slot) : null, broker: ctx.brokerPid() });
     const writer = await runWriter({ url: ctx.db.url, table, aggregateType: type, rate, seconds: opts.steadySeconds, warmupSeconds: opts.warmupSeconds });
-    const endLsn = await currentWalLsn(ctx.pg);
-    await waitDone(ctx, `${label} ${rate}/s`, { topic, records: writer.written, ...(slot ? { slot, endLsn } : {}), timeoutMs: 120_000, proc });
+    const endLsn = slot ? await endLsnOf(ctx, table, type) : null;
+    await waitDone(ctx, `${label} ${rate}/s`, { topic, records: writer.written, ...(slot && endLsn ? { slot, endLsn } : {}), timeoutMs: 120_000, proc });
     const cpu = window(writer.written);
     const sends = slot ? await relaySends(proc) : null;
     const peak = proc.peakRssMb();
     await proc.stop();
     const { times } = await readAppendTimes(ctx.kafka, topic, writer.written);
     if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, times);
-    return { ...latencyStats(rate, writer, times), peak_rss_mb: Math.round(peak), cpu, ...(slot ? { relay_sends: sends } : {}) };
+    const stats = latencyStats(rate, writer, times);
+    // A writer that could not keep the rate (a loaded machine) measured a different load: say so next to the figure.
+    if (stats.achieved_rate < 0.95 * rate) log(`  warning: ${label} ${rate}/s: the writer reached only ${stats.achieved_rate}/s`);
+    return { ...stats, peak_rss_mb: Math.round(peak), cpu, ...(slot ? { relay_sends: sends } : {}) };
   } finally {
     await proc.stop();
     if (slot) await dropSlot(ctx.db.url, slot);
   }
 }
 
-async function startRelayOn(ctx: Ctx, name: string, type: string): Promise<{ proc: BenchProcess; slot: string }> {
+/** A fresh slot for `type` and a publisher streaming from it (outbox-tail unless `start` says otherwise). */
+async function startRelayOn(ctx: Ctx, name: string, type: string, start: StartPublisher = startOutboxTail): Promise<{ proc: BenchProcess; slot: string }> {
   const slot = `${type}`.slice(0, 63);
   await createSlot(ctx.db.url, slot);
-  const proc = spawnRelay(ctx, name, slot, 'relay');
-  await proc.waitForLog(isStreaming);
-  return { proc, slot };
+  try {
+    const { proc } = await start(ctx, name, slot);
+    return { proc, slot };
+  } catch (error) {
+    await dropSlot(ctx.db.url, slot);
+    throw error;
+  }
 }
 
 function startPolling(ctx: Ctx, topic: string): BenchProcess {
@@ -562,6 +673,10 @@ async function main(): Promise<void> {
     .filter(Boolean);
   if (!databaseUrl !== !brokers) throw new Error('give both --database-url and --brokers, or neither (a local stack is started)');
   let versions = { postgres: 'given', kafka: 'given' };
+  if (opts.compare) {
+    debezium = installDebezium();
+    log(`Debezium Server ${debezium.version} in ${debezium.home}, on Java ${debezium.javaVersion} (${debezium.java})`);
+  }
   if (!databaseUrl || !brokers) {
     log('starting a local stack (dev/stack: OUTBOX_TAIL_STACK, default auto)');
     stack = await startStack({ log: (l) => log(`  ${l}`) });
@@ -571,6 +686,8 @@ async function main(): Promise<void> {
   }
   const stopStack = () => stack?.stop().catch(() => undefined);
   process.once('SIGINT', () => void Promise.resolve(stopStack()).then(() => process.exit(130)));
+  // SIGTERM too: without a handler node dies without its exit hooks, which kill a running Debezium JVM.
+  process.once('SIGTERM', () => void Promise.resolve(stopStack()).then(() => process.exit(143)));
   const db = await createBenchDatabase(databaseUrl);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
@@ -580,11 +697,19 @@ async function main(): Promise<void> {
   const ctx: Ctx = { db, brokers, kafka, admin, pg: client, runId: Date.now().toString(36), brokerPid: () => stack?.kafka.pid() };
   const result: Record<string, unknown> = {};
   const has = (s: Scenario) => opts.scenarios.has(s);
+  const compare: CompareResult | null = debezium
+    ? {
+        debezium: { version: debezium.version, java: debezium.javaVersion, java_opts: opts.debeziumJavaOpts, props: opts.debeziumProps },
+        first: DEBEZIUM_FIRST ? 'debezium' : 'outbox-tail',
+        steady: [],
+      }
+    : null;
   try {
     const events = opts.events;
     if (has('catchup') || has('limits')) {
       log(`catchup: ${events} single-row transactions`);
-      const backlog = await prepareBacklog(ctx, 'catchup', events, 1, 2);
+      // With --compare, a third slot with the same backlog for Debezium Server.
+      const backlog = await prepareBacklog(ctx, 'catchup', events, 1, compare ? 3 : 2);
       if (has('limits')) {
         const decode = await decodeLimit(ctx, backlog, backlog.slots[1]!, events);
         log(`  decode limit (null sink): ${decode.events_per_sec} events/s (${decode.seconds} s from streaming); ${cpuLine(decode.cpu)}`);
@@ -604,9 +729,29 @@ async function main(): Promise<void> {
         };
       }
       if (has('catchup')) {
-        const r = await relayCatchup(ctx, 'catchup', backlog.slots[0]!, backlog.topic, events, backlog.endLsn);
-        log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
-        result.catchup = r;
+        // With --compare, the same backlog from a fresh slot of its own for each relay, to the same topic:
+        // the second relay's records join the first's (record-match tells the copies apart).
+        const runOurs = async (base: number) => {
+          const r = await relayCatchup(ctx, 'catchup', backlog.slots[0]!, backlog.topic, events, backlog.endLsn, startOutboxTail, base);
+          log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
+          return r;
+        };
+        const runDebezium = async (base: number) => {
+          const d = await relayCatchup(ctx, 'debezium-catchup', backlog.slots[2]!, backlog.topic, events, backlog.endLsn, startDebezium, base);
+          log(
+            `  Debezium: ${d.events_per_sec} events/s (${d.seconds} s incl. ${d.startup_seconds} s startup), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
+          );
+          return d;
+        };
+        if (!compare) result.catchup = await runOurs(0);
+        else {
+          const d = DEBEZIUM_FIRST ? await runDebezium(0) : undefined;
+          const r = await runOurs(DEBEZIUM_FIRST ? events : 0);
+          compare.catchup = { outbox_tail: r, debezium: d ?? (await runDebezium(events)) };
+          result.catchup = r;
+          compare.record_match = await matchRecords(kafka, backlog.topic, 2 * events);
+          log(`  record bytes: ${recordMatchLine(compare.record_match)}`);
+        }
       }
       for (const s of backlog.slots) await dropSlot(db.url, s);
     }
@@ -626,7 +771,15 @@ async function main(): Promise<void> {
     }
     if (has('steady')) {
       const out: SteadyResult[] = [];
+      const runDebezium = async (rate: number) => {
+        const d = await steady(ctx, 'debezium', rate, 'outbox', (type) => startRelayOn(ctx, `debezium-steady-${rate}`, type, startDebezium));
+        log(
+          `  Debezium ${rate}/s: p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, max ${d.max_ms} ms (${d.records} records, writer ${d.achieved_rate}/s), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
+        );
+        return d;
+      };
       for (const rate of opts.rates) {
+        const first = compare && DEBEZIUM_FIRST ? await runDebezium(rate) : undefined;
         const r = await steady(ctx, 'steady', rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}`, type));
         const sends = r.relay_sends;
         const sendLine = sends
@@ -636,6 +789,7 @@ async function main(): Promise<void> {
           `  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}; ${cpuLine(r.cpu)}`,
         );
         out.push(r);
+        if (compare) compare.steady.push({ rate, outbox_tail: r, debezium: first ?? (await runDebezium(rate)) });
       }
       result.steady = out;
     }
@@ -692,6 +846,7 @@ async function main(): Promise<void> {
         .join(', ')})`,
     );
   }
+  if (compare) result.compare = compare;
   result.targets = targets(result);
   result.env = {
     cpus: cpus().length,
@@ -701,6 +856,7 @@ async function main(): Promise<void> {
     loadavg_1m_at_end: round(loadavg()[0]!, 2),
     kafka_client: opts.kafkaClient,
     node: process.version,
+    ...(debezium ? { debezium: debezium.version, debezium_java: debezium.javaVersion } : {}),
     postgres: versions.postgres,
     kafka: versions.kafka,
     partitions: opts.partitions,
@@ -712,7 +868,9 @@ async function main(): Promise<void> {
     wall_seconds: Math.round((Date.now() - t0) / 1000),
   };
   if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else process.stdout.write(table(result));
+  else process.stdout.write(table(result) + (compare ? `\n${compareTable(compare, result.env as Record<string, unknown>)}` : ''));
+  // With --json, the side-by-side table still reaches the terminal, with the progress.
+  if (flags.json && compare) process.stderr.write(compareTable(compare, result.env as Record<string, unknown>));
 }
 
 // ---------------------------------------------------------------- report
@@ -778,6 +936,77 @@ function targets(r: Record<string, unknown>): Verdict[] {
     if (p) out.push({ target: `beats polling: p99 at ${s.rate}/s`, value: `${s.p99_ms} vs ${p.p99_ms} ms`, ok: s.p99_ms < p.p99_ms });
   }
   return out;
+}
+
+interface CompareResult {
+  /** props: the --debezium-prop overrides of application.properties. */
+  debezium: { version: string; java: string; java_opts: string[]; props: Record<string, string> };
+  first: 'outbox-tail' | 'debezium';
+  /** The same single-row backlog from two fresh slots, outbox-tail first, to the same topic. */
+  catchup?: { outbox_tail: CatchupResult; debezium: CatchupResult };
+  /** Both relays' copies of that backlog compared record by record. */
+  record_match?: RecordMatch;
+  steady: Array<{ rate: number; outbox_tail: SteadyResult; debezium: SteadyResult }>;
+}
+
+function recordMatchLine(m: RecordMatch): string {
+  const diff = Object.entries(m.header_value_examples)
+    .map(([k, v]) => `${k} "${v.outbox_tail}" vs "${v.debezium}"`)
+    .join(', ');
+  return (
+    `${m.ok ? 'match' : 'MISMATCH'}: ${m.pairs} pairs, ${m.unpaired} unpaired, key equal ${m.key_equal}, value equal ${m.value_equal}, same partition ${m.same_partition}; ` +
+    `headers outbox-tail [${m.outbox_tail.header_names.join(', ')}] ${m.outbox_tail.mean_header_bytes} B, Debezium [${m.debezium.header_names.join(', ')}] ${m.debezium.mean_header_bytes} B; ` +
+    `value ${m.outbox_tail.mean_value_bytes} vs ${m.debezium.mean_value_bytes} B` +
+    (diff ? `; header values differing: ${diff}` : '')
+  );
+}
+
+/** Both relays in one table: the catch-up figures, then p50 / p99 / max (peak RSS) per steady rate. */
+function compareTable(c: CompareResult, env: Record<string, unknown>): string {
+  const head = ['relay', 'events/s from spawn', 'after startup', 'startup s', 'peak RSS MB', 'CPU us/event', 'busy cores'];
+  for (const s of c.steady) head.push(`${s.rate}/s p50 / p99 / max ms (peak RSS, writer rate)`);
+  const rows: string[][] = [head];
+  const relays = [
+    ['outbox-tail', 'outbox_tail'],
+    [`Debezium Server ${c.debezium.version}`, 'debezium'],
+  ] as const;
+  for (const [label, key] of relays) {
+    const k = c.catchup?.[key];
+    const row = [
+      label,
+      k ? String(k.events_per_sec) : '-',
+      k ? String(k.events_per_sec_after_startup) : '-',
+      k ? String(k.startup_seconds) : '-',
+      k ? String(k.peak_rss_mb) : '-',
+      k?.cpu.us_per_event.relay != null ? String(k.cpu.us_per_event.relay) : '-',
+      k?.cpu.machine_busy_cores != null ? `${k.cpu.machine_busy_cores} of ${k.cpu.cores}` : '-',
+    ];
+    for (const s of c.steady) {
+      const x = s[key];
+      // The writer's achieved rate too: on a loaded machine it can fall short, and then the rates differ.
+      row.push(`${x.p50_ms} / ${x.p99_ms} / ${x.max_ms} (${x.peak_rss_mb} MB, ${x.achieved_rate}/s)`);
+    }
+    rows.push(row);
+  }
+  const widths = head.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  const lines = [fmt(head), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.slice(1).map(fmt)];
+  const k = c.catchup?.outbox_tail;
+  const notes = [
+    k
+      ? `catch-up: ${k.events} single-row transactions from fresh slots, ${DEBEZIUM_FIRST ? 'Debezium' : 'outbox-tail'} first; CPU per event and busy cores from "streaming" to done`
+      : null,
+    c.steady.length
+      ? `steady: ${opts.warmupSeconds} s warm-up, ${opts.steadySeconds} s measured, ${DEBEZIUM_FIRST ? 'Debezium' : 'outbox-tail'} first; latency = LogAppendTime - INSERT sent`
+      : null,
+    c.record_match ? `record bytes: ${recordMatchLine(c.record_match)}` : null,
+    `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: test/bench/debezium/application.properties${Object.entries(
+      c.debezium.props,
+    )
+      .map(([k, v]) => `, ${k}=${v}`)
+      .join('')}; load average (1 min) ${String(env.loadavg_1m_at_start)} at start, ${String(env.loadavg_1m_at_end)} at end`,
+  ].filter((x): x is string => x !== null);
+  return `side by side (--compare debezium):\n${lines.join('\n')}\n${notes.map((n) => `  ${n}`).join('\n')}\n`;
 }
 
 function table(r: Record<string, unknown>): string {
