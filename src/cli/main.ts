@@ -219,7 +219,7 @@ async function recoverCommand(argv: Record<string, unknown>): Promise<number> {
   const config = toRunConfig(loadConfig(argv, process.env));
   const options = {
     sinceMs: argv.since === undefined ? null : parseTime('since', argv.since as string),
-    marginMs: parseDuration('margin', argv.margin as string),
+    marginMs: config.recoverMarginMs,
     dryRun: Boolean(argv['dry-run']),
     batchSize: argv['batch-size'] as number,
   };

@@ -7,20 +7,69 @@ import { createLogger } from '../logging/create-logger.js';
 import { RelayObservability } from '../observability/observability.js';
 import { Relay, type RelayOptions } from '../relay/relay.js';
 import { createKafkaSink } from '../sink/create-sink.js';
+import { withPgClient } from '../postgres/with-pg-client.js';
+import { recoverSlot } from '../recovery/recover-slot.js';
 
 /**
  * The daemon's process life: log the effective config, preflight, run the
  * relay, and two-stage signal handling (first SIGTERM/SIGINT drains and
  * confirms, a second one exits at once).
  */
+/** How long an invalidated slot may still be held by its ending walsender before recover gives up. */
+const SLOT_RELEASE_TIMEOUT_MS = 30_000;
+
+/**
+ * --on-slot-lost recover: `outbox-tail recover` in the daemon. A slot another
+ * relay recovered first (SLOT_NOT_LOST) is fine: this one streams from it.
+ */
+async function recoverLostSlot(config: RunConfig, logger: Logger): Promise<void> {
+  const deadline = Date.now() + SLOT_RELEASE_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const report = await withPgClient(config, (client) =>
+        recoverSlot(client, config, { sinceMs: null, marginMs: config.recoverMarginMs, dryRun: false, batchSize: 1000 }, logger),
+      );
+      logger.warn(
+        {
+          event: 'slot-recovered',
+          lsn: report.slotLsn,
+          backfillFrom: report.backfillFrom,
+          republished: report.replay.published,
+          malformed: report.replay.malformed.length,
+        },
+        'slot recreated and the outbox backfilled from the table since the recorded position',
+      );
+      return;
+    } catch (error) {
+      if (OutboxTailError.is(error) && error.code === 'SLOT_NOT_LOST') return;
+      if (!OutboxTailError.is(error) || error.code !== 'SLOT_ACTIVE' || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 export async function runDaemon(config: RunConfig, extras: Omit<RelayOptions, 'config' | 'logger'> & { logger?: Logger } = {}): Promise<number> {
   const logger = extras.logger ?? createLogger(config.logLevel);
   logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
   const sinkFactory = extras.sinkFactory ?? createKafkaSink;
+  const recover = config.onSlotLost === 'recover' ? (extras.recoverSlot ?? (() => recoverLostSlot(config, logger))) : undefined;
   // Kafka is checked with the client and settings the relay will publish with.
-  await preflight(config, logger, { kafka: sinkFactory(config, logger) });
+  try {
+    await preflight(config, logger, { kafka: sinkFactory(config, logger) });
+  } catch (error) {
+    if (!recover || !OutboxTailError.is(error) || (error.code !== 'SLOT_MISSING' && error.code !== 'SLOT_INVALIDATED')) throw error;
+    logger.warn({ event: 'slot-lost', code: error.code, err: error.message }, 'slot lost: --on-slot-lost recover rebuilds it from the outbox table');
+    await recover();
+    await preflight(config, logger, { kafka: sinkFactory(config, logger) });
+  }
   const observability = new RelayObservability(config, logger);
-  const relay = new Relay({ ...extras, config, logger, sinkFactory: observability.wrapSinkFactory(sinkFactory) });
+  const relay = new Relay({
+    ...extras,
+    config,
+    logger,
+    sinkFactory: observability.wrapSinkFactory(sinkFactory),
+    ...(recover ? { recoverSlot: recover } : {}),
+  });
   await observability.start(relay.stats);
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -83,6 +83,8 @@ export const configSchema = z
     maxInFlightBytes: int(1024).default(16 * 1024 * 1024),
     onOversize: policy.default('fail'),
     onMalformed: policy.default('fail'),
+    onSlotLost: z.enum(['halt', 'recover']).default('halt'),
+    recoverMarginMs: int(0).default(3_600_000),
     deadLetterTopic: z
       .string()
       .trim()
@@ -138,6 +140,14 @@ export const configSchema = z
     if (c.delivery === 'exactly-once' && c.kafkaClient !== 'kafkajs') {
       // @platformatic/kafka has transactions too, but its sink has no transactional path and the crash suite has not proven one.
       ctx.addIssue({ code: 'custom', path: ['kafkaClient'], message: 'exactly-once delivery runs on the kafkajs client only (--kafka-client kafkajs)' });
+    }
+    if (c.delivery === 'exactly-once' && c.onSlotLost === 'recover') {
+      // The backfill is at least once, and the old watermark would stand behind the new slot (WATERMARK_BEHIND_SLOT).
+      ctx.addIssue({
+        code: 'custom',
+        path: ['onSlotLost'],
+        message: 'recover is not automatic with exactly-once delivery: run `outbox-tail recover`, then delete the watermark (README, Recovering a lost slot)',
+      });
     }
     if (c.restartBackoffMaxMs < c.restartBackoffInitialMs) {
       ctx.addIssue({ code: 'custom', path: ['restartBackoffMaxMs'], message: 'must be >= restartBackoffInitialMs' });

@@ -96,6 +96,17 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
     describe: 'A row with a mapped column NULL or missing, a message whose content does not parse, a non-transactional message',
   },
   deadLetterTopic: { type: 'string', group: 'Bad input', describe: 'Topic for dead-letter pointer records' },
+  onSlotLost: {
+    type: 'string',
+    group: 'Bad input',
+    choices: ['halt', 'recover'],
+    describe: 'A slot dropped or invalidated: halt (exit 4), or recreate it and backfill from the table since the recorded position (outbox-tail recover)',
+  },
+  recoverMarginMs: {
+    type: 'number',
+    group: 'Bad input',
+    describe: 'recover: backfill from this long before the recorded position (the longest outbox transaction)',
+  },
   logLevel: {
     type: 'string',
     group: 'Runtime',

@@ -25,6 +25,8 @@ export interface RelayOptions {
   skipRule?: SkipRule;
   /** --source messages negative controls only: a deliberately wrong message mapping. */
   messageMapper?: MessageMapper;
+  /** --on-slot-lost recover: rebuilds a dropped or invalidated slot; the next session streams from the new one. */
+  recoverSlot?: () => Promise<void>;
 }
 
 /**
@@ -97,6 +99,12 @@ export class Relay {
           }
           this.stats.state = 'standby';
           await this.sleep(config.standbyRetryMs);
+          continue;
+        }
+        if ((error.code === 'SLOT_MISSING' || error.code === 'SLOT_INVALIDATED') && this.options.recoverSlot) {
+          this.log.warn({ event: 'slot-lost', code: error.code, err: error.message }, 'slot lost: --on-slot-lost recover rebuilds it from the outbox table');
+          this.stats.state = 'reconnecting';
+          await this.options.recoverSlot();
           continue;
         }
         if (!error.retriable) {

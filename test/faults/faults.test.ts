@@ -72,6 +72,13 @@ describe('negative controls: the same checks catch a broken relay', () => {
     expect(r.failed.some((f) => f.startsWith('I9 the relay kept confirming'))).toBe(true);
   }, 300_000);
 
+  it('slot-recover catches a recovery that recreates the slot without the backfill from the table (I1 loss)', async () => {
+    const r = report(await scenario('slot-recover').run({ fs, log, variant: 'recover-without-backfill' }));
+    expect(r.passed).toBe(false);
+    // At least the transaction held open across the invalidation: it commits before the new slot's consistent point.
+    expect(r.lost).toBeGreaterThan(0);
+  }, 300_000);
+
   it('standby-takeover’s interleaving check catches two relays publishing at once', async () => {
     const { drops, duplicates } = await twoActiveRelays({ fs, log });
     console.log(`two active relays: commit_lsn went back ${drops} times, ${duplicates} duplicates`);

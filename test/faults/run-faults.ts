@@ -21,7 +21,7 @@ const argv = await yargs(hideBin(process.argv))
   .option('seed', { type: 'number', default: Date.now() % 100000 })
   .option('variant', {
     type: 'string',
-    choices: ['confirm-on-receipt', 'confirm-end-plus-one', 'no-keepalive-confirm'],
+    choices: ['confirm-on-receipt', 'confirm-end-plus-one', 'no-keepalive-confirm', 'recover-without-backfill'],
     describe: 'negative control: run the scenarios against a deliberately broken relay (they should fail)',
   })
   .option('delivery', {

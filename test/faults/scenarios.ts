@@ -477,6 +477,69 @@ const slotLost: Scenario = {
     }),
 };
 
+// --- 12 --------------------------------------------------------------------------------------
+
+const HELD_ORDER = 20_000_000;
+
+const slotRecover: Scenario = {
+  name: 'slot-recover',
+  title:
+    'Slot invalidated by max_slot_wal_keep_size under a steady writer, with --on-slot-lost recover: the relay recreates it and backfills from the table; nothing lost, effects exactly once',
+  run: (o) =>
+    withRun(o, 'slot-recover', { consumer: true }, async (run) => {
+      const fs = o.fs;
+      await fs.setPostgres({ max_slot_wal_keep_size: '64MB' });
+      const holder = new pg.Client({ connectionString: run.db.url });
+      await holder.connect();
+      let recovered = 0;
+      try {
+        // The margin covers the transaction held open below (it started before the recorded position).
+        const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_SLOT_LOST: 'recover', OUTBOX_TAIL_RECOVER_MARGIN_MS: '120000' }, o.variant);
+        run.startWriter({ ratePerSecond: 40 });
+        await warmUp(run, 6_000);
+        // An open transaction keeps the slot's restart_lsn where it began, so the churn below invalidates the slot.
+        await holder.query('begin');
+        // An order like the writer's, so the consumer applies it: committed only after the recovery.
+        await holder.query('insert into orders(id, customer, amount_cents) values ($1, $2, $3)', [HELD_ORDER, 'held-open', 100]);
+        await writeOutboxEvent(holder, {
+          aggregateType: 'order',
+          aggregateId: String(HELD_ORDER),
+          eventType: 'OrderCreated',
+          payload: { orderId: HELD_ORDER, customer: 'held-open', amountCents: 100 },
+        });
+        await sleep(1_000);
+        await run.query('create table if not exists churn (id bigserial primary key, filler text)');
+        await run.query('alter table churn alter column filler set storage plain');
+        const startLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
+        for (let i = 0; i < 8; i++) await run.query(`insert into churn(filler) select repeat(md5(g::text), 56) from generate_series(1, 12000) g`);
+        await run.query('checkpoint');
+        const endLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
+        const walMb = Number(Lsn.parse(endLsn) - Lsn.parse(startLsn)) / 1e6;
+        const waitFor = async (event: string) => {
+          const deadline = Date.now() + 90_000;
+          while (!relay.logs.some((l) => l.event === event) && relay.child.exitCode === null && Date.now() < deadline) await sleep(200);
+          return relay.logs.find((l) => l.event === event);
+        };
+        const lost = await waitFor('slot-lost');
+        run.check(`the slot was invalidated (after ${walMb.toFixed(0)} MB of WAL) and the relay said so (${String(lost?.code)})`, lost !== undefined);
+        // A new slot's consistent point waits for the transactions running when it is created: end the held one.
+        await holder.query('commit');
+        const line = await waitFor('slot-recovered');
+        recovered = Number(line?.republished ?? 0);
+        run.check('the relay recovered the invalidated slot and kept running', line !== undefined && relay.child.exitCode === null);
+        run.note(`invalidated after ${walMb.toFixed(0)} MB of WAL with max_slot_wal_keep_size=64MB; recover republished ${recovered} row(s) from the table`);
+        const slotLines = relay.logs.filter((l) => /slot|restart|fatal/.test(String(l.event)));
+        run.log(`relay slot events: ${slotLines.map((l) => `${l.event}:${l.code ?? ''}`).join(', ')}`);
+      } finally {
+        await holder.end().catch(() => undefined);
+        await fs.setPostgres({ max_slot_wal_keep_size: null });
+      }
+      const c = await run.settle({ deliveryBoundMs: 120_000 });
+      run.checkCounts(c, { duplicates: 'allowed' });
+      return run.result(c, 0, { republished: recovered });
+    }),
+};
+
 function firstLine(text: string): string {
   return (
     text
@@ -823,6 +886,7 @@ export const SCENARIOS: Scenario[] = [
   bigTransaction,
   idleOutbox,
   openTransaction,
+  slotRecover,
 ];
 
 export function scenario(name: string): Scenario {

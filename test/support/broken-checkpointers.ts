@@ -66,4 +66,5 @@ export type RelayVariant =
   | 'slow-commit'
   | 'slow-commit-unfenced'
   | 'no-start-checks'
-  | 'publish-non-transactional';
+  | 'publish-non-transactional'
+  | 'recover-without-backfill';

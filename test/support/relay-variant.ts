@@ -3,7 +3,8 @@
  * controls: `tsx test/support/relay-variant.ts <variant>`, configured through
  * OUTBOX_TAIL_* env vars exactly like bin/outbox-tail.js. A variant is a
  * checkpointer (broken-checkpointers.ts), a restart filter (broken-resume-filter.ts), an
- * exactly-once part (broken-exactly-once.ts) or a message mapping (broken-message-mapper.ts).
+ * exactly-once part (broken-exactly-once.ts), a message mapping (broken-message-mapper.ts) or a
+ * slot recovery (broken-recovery.ts).
  */
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { toRunConfig } from '../../src/config/run-config.js';
@@ -12,13 +13,16 @@ import { VARIANTS } from './broken-checkpointers.js';
 import { installResumeFilter } from './broken-resume-filter.js';
 import { EXACTLY_ONCE_VARIANTS } from './broken-exactly-once.js';
 import { MESSAGE_VARIANTS } from './broken-message-mapper.js';
+import { RECOVERY_VARIANTS } from './broken-recovery.js';
 
 const variant = process.argv[2] ?? '';
 const extras =
-  variant in VARIANTS ? { checkpointerFactory: VARIANTS[variant as keyof typeof VARIANTS] } : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant]);
+  variant in VARIANTS
+    ? { checkpointerFactory: VARIANTS[variant as keyof typeof VARIANTS] }
+    : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant] ?? RECOVERY_VARIANTS[variant]);
 if (!extras) {
   process.stderr.write(
-    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS)].join(', ')}\n`,
+    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS), ...Object.keys(RECOVERY_VARIANTS)].join(', ')}\n`,
   );
   process.exit(2);
 }

@@ -80,6 +80,14 @@ describe('config resolution', () => {
     );
   });
 
+  it('halts on a lost slot by default, and refuses automatic recovery with exactly-once delivery', () => {
+    expect(resolveConfig({})).toMatchObject({ onSlotLost: 'halt', recoverMarginMs: 3_600_000 });
+    expect(resolveConfig({ env: { OUTBOX_TAIL_ON_SLOT_LOST: 'recover' } }).onSlotLost).toBe('recover');
+    expect(() => resolveConfig({ env: { OUTBOX_TAIL_ON_SLOT_LOST: 'recover', OUTBOX_TAIL_DELIVERY: 'exactly-once' } })).toThrow(
+      /recover is not automatic with exactly-once delivery/,
+    );
+  });
+
   it('rejects unknown keys in a config file and unknown topic placeholders', () => {
     expect(() => resolveConfig({ configFile: file('u.json', '{"slott": "x"}') })).toThrow(/unknown option\(s\) slott/);
     expect(() => resolveConfig({ flags: { topic: 'x.{aggregate}' } })).toThrow(/unknown placeholder/);
