@@ -47,6 +47,13 @@ function withConfigOptions<T>(y: Argv<T>): Argv<T> {
   return out;
 }
 
+/** --from and --to of the commands that work on a window of creation times (verify, replay). */
+function withWindowOptions<T>(y: Argv<T>) {
+  return y
+    .option('from', { type: 'string', demandOption: true, describe: 'window start: a time with a zone (2026-12-01T12:00:00Z) or a span back from now (2h)' })
+    .option('to', { type: 'string', describe: 'window end, excluded [default: now]' });
+}
+
 const numberKeys: ReadonlyArray<OptionKey | DeprecatedKey> = [
   ...optionKeys.filter((key) => OPTIONS[key].type === 'number'),
   ...deprecatedKeys.filter((key) => DEPRECATED_OPTIONS[key].spec.type === 'number'),
@@ -265,13 +272,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       'verify',
       'compare the outbox rows created in a window with the ids in Kafka; exit 1 when some are missing',
       (y) =>
-        withConfigOptions(y)
-          .option('from', {
-            type: 'string',
-            demandOption: true,
-            describe: 'window start: a time with a zone (2026-12-01T12:00:00Z) or a span back from now (2h)',
-          })
-          .option('to', { type: 'string', describe: 'window end, excluded [default: now]' })
+        withWindowOptions(withConfigOptions(y))
           .option('kafka-margin-ms', {
             type: 'number',
             default: 300_000,
@@ -285,13 +286,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
       'replay',
       'republish the outbox rows created in a window (duplicates possible, loss not); --only-missing sends what verify reports missing',
       (y) =>
-        withConfigOptions(y)
-          .option('from', {
-            type: 'string',
-            demandOption: true,
-            describe: 'window start: a time with a zone (2026-12-01T12:00:00Z) or a span back from now (2h)',
-          })
-          .option('to', { type: 'string', describe: 'window end, excluded [default: now]' })
+        withWindowOptions(withConfigOptions(y))
           .option('only-missing', { type: 'boolean', describe: 'only rows whose id is not in Kafka (as verify reports them)' })
           .option('dry-run', { type: 'boolean', describe: 'select and count, publish nothing' })
           .option('kafka-margin-ms', { type: 'number', default: 300_000, describe: 'with --only-missing: start reading Kafka this long before --from' })

@@ -73,6 +73,17 @@ async function streamingRelay(run: FaultRun, env: Record<string, string> = {}, v
 }
 
 /** Lets the writer run and everything written so far arrive, so a fault hits a warm pipeline. */
+/** ~186 MB of WAL on a table outside the publication, then a checkpoint: a slot held back past max_slot_wal_keep_size is invalidated. */
+async function churnWal(run: FaultRun): Promise<number> {
+  await run.query('create table if not exists churn (id bigserial primary key, filler text)');
+  await run.query('alter table churn alter column filler set storage plain');
+  const startLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
+  for (let i = 0; i < 8; i++) await run.query(`insert into churn(filler) select repeat(md5(g::text), 56) from generate_series(1, 12000) g`);
+  await run.query('checkpoint');
+  const endLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
+  return Number(Lsn.parse(endLsn) - Lsn.parse(startLsn)) / 1e6;
+}
+
 async function warmUp(run: FaultRun, ms = 2_000): Promise<void> {
   await sleep(ms);
   await run.waitDelivered(await run.committedIds(), 60_000, 'warm-up ids');
@@ -435,13 +446,7 @@ const slotLost: Scenario = {
         await writer.pause();
         expected2 = (await run.committedIds()).filter((id) => !atSlot2.has(id));
         await run.waitDelivered(expected2, 60_000, 'ids committed since the second slot was created');
-        await run.query('create table if not exists churn (id bigserial primary key, filler text)');
-        await run.query('alter table churn alter column filler set storage plain');
-        const startLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
-        for (let i = 0; i < 8; i++) await run.query(`insert into churn(filler) select repeat(md5(g::text), 56) from generate_series(1, 12000) g`);
-        await run.query('checkpoint');
-        const endLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
-        const walMb = Number(Lsn.parse(endLsn) - Lsn.parse(startLsn)) / 1e6;
+        const walMb = await churnWal(run);
         writer.resume();
         const exit2 = await Promise.race([relay2.exited, sleep(60_000).then(() => null)]);
         const err2 = relay2.stderr();
@@ -508,13 +513,7 @@ const slotRecover: Scenario = {
           payload: { orderId: HELD_ORDER, customer: 'held-open', amountCents: 100 },
         });
         await sleep(1_000);
-        await run.query('create table if not exists churn (id bigserial primary key, filler text)');
-        await run.query('alter table churn alter column filler set storage plain');
-        const startLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
-        for (let i = 0; i < 8; i++) await run.query(`insert into churn(filler) select repeat(md5(g::text), 56) from generate_series(1, 12000) g`);
-        await run.query('checkpoint');
-        const endLsn = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l'))[0]!.l;
-        const walMb = Number(Lsn.parse(endLsn) - Lsn.parse(startLsn)) / 1e6;
+        const walMb = await churnWal(run);
         const waitFor = async (event: string) => {
           const deadline = Date.now() + 90_000;
           while (!relay.logs.some((l) => l.event === event) && relay.child.exitCode === null && Date.now() < deadline) await sleep(200);
