@@ -2,7 +2,8 @@
  * A verify / replay / prune session at size (issue 15): the relay publishes
  * a backlog, is killed, more rows are committed while it is down, then
  * `verify` finds them, `replay --only-missing` sends them, `verify` finds
- * none, `prune --dry-run` counts. Timings and each command's peak RSS.
+ * none, `prune --dry-run` counts; then the slot is dropped, more rows are committed,
+ * and `recover` rebuilds it from the recorded position. Timings and each command's peak RSS.
  *
  *   node --import tsx test/bench/recovery-session.ts [--published 200000] [--unpublished 100000]
  *
@@ -10,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startStack } from '../../dev/stack/index.js';
-import { createBenchDatabase, createSlot, insertBacklog } from './bench-db.js';
+import { createBenchDatabase, createSlot, insertBacklog, withClient } from './bench-db.js';
 import { benchKafka, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, spawnNode } from './bench-process.js';
 
@@ -48,7 +49,8 @@ try {
     const p = spawnNode({ name, script: RELAY_BIN, args, env });
     const { code } = await p.exited;
     const seconds = Math.round((performance.now() - started) / 100) / 10;
-    const json = p.logs.map((l) => l as Record<string, unknown>).find((l) => 'seconds' in l) ?? null;
+    // The report is the one stdout line that is not a pino log line.
+    const json = p.logs.map((l) => l as Record<string, unknown>).find((l) => !('level' in l) && !('msg' in l)) ?? null;
     log(`${name}: exit ${code}, ${seconds} s, peak RSS ${Math.round(p.peakRssMb())} MB`);
     return { exit: code, seconds, peak_rss_mb: Math.round(p.peakRssMb()), report: json };
   };
@@ -57,6 +59,12 @@ try {
   result.replay = await run('replay --only-missing', ['replay', '--from', from, '--only-missing', '--json']);
   result.verify_after = await run('verify', ['verify', '--from', from, '--json']);
   result.prune_dry_run = await run('prune --dry-run', ['prune', '--slot', 'recovery_session', '--older-than', '0s', '--dry-run', '--json']);
+  // The slot lost while no relay runs, and more rows committed with no slot at all: recover rebuilds it from the
+  // position the relay recorded (its margin, 1 h, reaches back over the whole backlog here).
+  await withClient(db.url, (c) => c.query('select pg_drop_replication_slot($1)', ['recovery_session']));
+  await insertBacklog(db.url, 'outbox', 'order', UNPUBLISHED / 2, 100);
+  result.recover = await run('recover', ['recover', '--slot', 'recovery_session', '--json']);
+  result.verify_after_recover = await run('verify', ['verify', '--from', from, '--json']);
 } finally {
   await db.drop().catch(() => undefined);
   await stack.stop();
