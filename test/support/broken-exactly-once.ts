@@ -137,10 +137,32 @@ class NoStartChecksSink extends SinkWrapper {
 /** The skip rule off by one: skips only transactions ending strictly before the watermark, so the last one is published again. */
 const skipBelowWatermarkOnly: SkipRule = (commitLsn, watermark) => watermark !== null && watermark.commitLsn !== null && commitLsn < watermark.commitLsn;
 
+/**
+ * The skip rule off by one the other way: it also skips the first transaction
+ * after the watermark (the first one of a session that is not in Kafka), so
+ * the stage acknowledges it unpublished and the next watermark covers it: loss.
+ * Stateful (one relay process per variant): the first commit LSN at or above
+ * each watermark it is asked about is the one too many.
+ */
+function skipOneTooMany(): SkipRule {
+  let asked: bigint | null = null;
+  let extra: bigint | null = null;
+  return (commitLsn, watermark) => {
+    if (watermark === null) return false;
+    if (commitLsn < watermark.lsn) return true;
+    if (asked !== watermark.lsn) {
+      asked = watermark.lsn;
+      extra = commitLsn;
+    }
+    return commitLsn === extra;
+  };
+}
+
 export const EXACTLY_ONCE_VARIANTS: Record<string, { sinkFactory?: SinkFactory; skipRule?: SkipRule }> = {
   'watermark-after-commit': { sinkFactory: (config, logger) => new WatermarkAfterCommitSink(transactionalSink(config, logger)) },
   'confirm-before-commit': { sinkFactory: (config, logger) => new ConfirmBeforeCommitSink(transactionalSink(config, logger)) },
   'skip-rule-off-by-one': { skipRule: skipBelowWatermarkOnly },
+  'skip-rule-one-too-many': { skipRule: skipOneTooMany() },
   'no-start-checks': { sinkFactory: (config, logger) => new NoStartChecksSink(transactionalSink(config, logger)) },
   // The zombie-fencing test (test/faults/zombie-fencing.ts): the correct relay, with a wide zombie window ...
   'slow-commit': { sinkFactory: (config, logger) => new SlowCommitSink(transactionalSink(config, logger)) },
