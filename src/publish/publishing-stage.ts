@@ -42,6 +42,9 @@ export interface PublishCounters {
   recordsPublished: number;
   deadLettered: number;
   batches: number;
+  /** Exactly-once: Kafka transactions committed with records, and the PostgreSQL transactions they carried. */
+  kafkaTransactions: number;
+  kafkaTransactionsPgTransactions: number;
   readonly onPublished: ((topic: string, commitTimeMicros: bigint, deadLetter: boolean) => void) | null;
 }
 
@@ -259,7 +262,11 @@ export class PublishingStage {
     this.published = Lsn.max(this.published, lsn);
     this.lastCommitAt = Date.now();
     const { counters, acks } = this.options;
+    counters.kafkaTransactions++;
+    let previous: Transaction | null = null;
     for (const run of this.uncommitted) {
+      if (run.txn !== previous) counters.kafkaTransactionsPgTransactions++;
+      previous = run.txn;
       for (let i = 0; i < run.count; i++) counters.onPublished?.(run.topic, run.txn.commitTime, run.deadLetter);
       if (run.deadLetter) counters.deadLettered += run.count;
       else counters.recordsPublished += run.count;

@@ -23,20 +23,33 @@ export async function recordCount(admin: Admin, topic: string): Promise<number> 
   return offsets.reduce((n, p) => n + Number(p.high), 0);
 }
 
-/** Reads the topic from the beginning until `count` records arrived: outbox id (header) -> append time (ms). */
+/**
+ * Reads the topic from the beginning (read_committed) until `count` records
+ * arrived: outbox id (header) -> append time (ms), and -> visible time (ms):
+ * when a read_committed consumer may first see it. Without Kafka transactions
+ * that is its append time; inside one it is the append time of the commit
+ * marker that follows it in its partition (the control record, which kafkajs
+ * keeps in the batch but hides from eachMessage).
+ */
 export async function readAppendTimes(
   kafka: Kafka,
   topic: string,
   count: number,
   timeoutMs = 120_000,
-): Promise<{ times: Map<string, number>; records: number }> {
+): Promise<{ times: Map<string, number>; visible: Map<string, number>; records: number; commitMarkers: number }> {
   const consumer = kafka.consumer({
     groupId: `bench-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`,
     maxWaitTimeInMs: 100,
     maxBytes: 50 * 1024 * 1024,
   });
   const times = new Map<string, number>();
+  const visible = new Map<string, number>();
+  // Per partition: ids seen in a Kafka transaction whose commit marker has not been read yet.
+  const pending = new Map<number, string[]>();
+  let transactional = false;
   let records = 0;
+  let commitMarkers = 0;
+  const unresolved = () => [...pending.values()].reduce((n, ids) => n + ids.length, 0);
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -46,12 +59,29 @@ export async function readAppendTimes(
         .run({
           autoCommit: false,
           eachBatch: async ({ batch }) => {
+            // messagesWithinOffset (kafkajs internal) still holds the control records, in offset order.
+            const raw = (batch as unknown as { messagesWithinOffset?: Array<{ offset: string; isControlRecord?: boolean; timestamp: string }> })
+              .messagesWithinOffset;
+            const shown = new Map(batch.messages.map((m) => [m.offset, m.headers?.id?.toString()]));
+            const waiting = pending.get(batch.partition) ?? [];
+            pending.set(batch.partition, waiting);
             for (const m of batch.messages) {
               records++;
               const id = m.headers?.id?.toString();
               if (id && !times.has(id)) times.set(id, Number(m.timestamp));
             }
-            if (records >= count) {
+            for (const m of raw ?? []) {
+              if (m.isControlRecord) {
+                transactional = true;
+                commitMarkers++;
+                for (const id of waiting) visible.set(id, Number(m.timestamp));
+                waiting.length = 0;
+              } else {
+                const id = shown.get(m.offset);
+                if (id) waiting.push(id);
+              }
+            }
+            if (records >= count && (!transactional || unresolved() === 0)) {
               clearTimeout(timer);
               resolve();
             }
@@ -65,7 +95,9 @@ export async function readAppendTimes(
   } finally {
     await consumer.disconnect();
   }
-  return { times, records };
+  // No Kafka transactions: a record is visible when appended.
+  if (!transactional) for (const [id, t] of times) visible.set(id, t);
+  return { times, visible, records, commitMarkers };
 }
 
 export function percentile(sorted: readonly number[], p: number): number {

@@ -58,6 +58,8 @@ function bed(
     recordsPublished: 0,
     deadLettered: 0,
     batches: 0,
+    kafkaTransactions: 0,
+    kafkaTransactionsPgTransactions: 0,
     published: [],
     onPublished: (topic) => counters.published.push(topic),
   };
