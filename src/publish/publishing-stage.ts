@@ -9,7 +9,7 @@ import { PgTimestamp } from '../replication/pg-timestamp.js';
 import type { Sink, SinkRecord, TransactionalSink } from '../sink/sink.js';
 import { shouldPause, shouldResume, type InFlightLimits } from './backpressure.js';
 import type { BadRowPolicies } from './bad-row-policy.js';
-import { endsTransaction, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
+import { endsTransaction, keepKafkaTransactionOpen, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
 import { Fifo } from './fifo.js';
 import { malformedRowError, malformedRowRecord } from './malformed-policy.js';
 import { oversizeDecision, oversizeError } from './oversize-policy.js';
@@ -111,6 +111,8 @@ export class PublishingStage {
   private uncommitted: UncommittedRun[] = [];
   private uncommittedCount = 0;
   private lastSent: Transaction | null = null;
+  /** When the open Kafka transaction got its first records. */
+  private openedAt = 0;
   private skipped = 0;
 
   constructor(private readonly options: PublishingStageOptions) {}
@@ -190,7 +192,8 @@ export class PublishingStage {
    * transaction; when the last transaction sent is complete, the watermark is
    * appended and the Kafka transaction commits, and only then are its records
    * acknowledged to the checkpointer. A transaction larger than a batch spans
-   * several batches of the same Kafka transaction.
+   * several batches of the same Kafka transaction; in a backlog, one Kafka
+   * transaction also takes several batches of whole transactions.
    */
   private async runTransactional(eo: ExactlyOnceOptions): Promise<void> {
     const { limits, logger, counters } = this.options;
@@ -210,7 +213,11 @@ export class PublishingStage {
         await new Promise((resolve) => setTimeout(resolve, limits.batchMaxWaitMs));
       }
       const head = this.queue.peek()!;
-      if (head.record === null) await this.halt(malformedRowError(head.malformed!));
+      if (head.record === null) {
+        // Everything before the bad row is committed (and confirmed) before the relay halts on it.
+        await this.commitIfComplete(eo, true);
+        await this.halt(malformedRowError(head.malformed!));
+      }
       const count = transactionalBatchSize(this.queue, limits);
       const records: SinkRecord[] = new Array(count);
       for (let i = 0; i < count; i++) records[i] = this.queue.peek(i)!.record!;
@@ -248,10 +255,17 @@ export class PublishingStage {
     if (flow.isPaused && !this.draining && shouldResume(this.inFlight(), limits)) flow.resume();
   }
 
-  /** Commits the open Kafka transaction with its watermark once the last PostgreSQL transaction in it is complete. */
-  private async commitIfComplete(eo: ExactlyOnceOptions): Promise<boolean> {
+  /**
+   * Commits the open Kafka transaction with its watermark once the last
+   * PostgreSQL transaction in it is complete, unless a full batch is queued and
+   * the Kafka transaction is young (keepKafkaTransactionOpen); `now` commits
+   * regardless (before halting on a bad row).
+   */
+  private async commitIfComplete(eo: ExactlyOnceOptions, now = false): Promise<boolean> {
     const last = this.lastSent;
     if (!last || !endsTransaction(last, this.queue.peek())) return false;
+    // A backlog: the same Kafka transaction takes the next batch too (commits once per several batches).
+    if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits)) return false;
     const lsn = last.endLsn!;
     await eo.sink.commit({
       lsn,
@@ -298,6 +312,7 @@ export class PublishingStage {
 
   private moveToUncommitted(count: number): void {
     const { flow, limits } = this.options;
+    if (this.uncommittedCount === 0) this.openedAt = Date.now();
     for (let i = 0; i < count; i++) {
       const entry = this.queue.shift()!;
       this.queuedBytes -= entry.bytes;
