@@ -53,6 +53,7 @@ const { values: flags } = parseArgs({
     partitions: { type: 'string' },
     scenarios: { type: 'string' },
     json: { type: 'boolean', default: false },
+    'json-out': { type: 'string' },
     quick: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
     brokers: { type: 'string' },
@@ -80,6 +81,7 @@ if (flags.help) {
   --partitions P        partitions of every bench topic (default 3)
   --scenarios LIST      subset of ${SCENARIOS.join(',')}
   --json                last stdout line = one JSON object
+  --json-out FILE       also write that JSON object to FILE (with the table on stdout)
   --quick               small sizes: a smoke run (~1-2 min)
   --database-url URL    use this PostgreSQL (superuser, wal_level=logical) instead of a local stack
   --brokers H:P,...     use these Kafka brokers instead of a local stack
@@ -876,6 +878,7 @@ async function main(): Promise<void> {
     node_args: opts.nodeArgs,
     wall_seconds: Math.round((Date.now() - t0) / 1000),
   };
+  if (flags['json-out']) writeFileSync(flags['json-out'], `${JSON.stringify(result)}\n`);
   if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else process.stdout.write(table(result));
 }
