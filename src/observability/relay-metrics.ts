@@ -218,22 +218,29 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
           batchBytes.observe(bytes);
         },
       };
-      // Exactly-once: the records' sends are measured above; commit() adds the watermark produce + EndTxn time.
+      // Exactly-once: commit() measures the watermark produce (with the last batch, if any) + EndTxn.
       if (!isTransactional(sink)) return instrumented;
       const transactional: TransactionalSink = {
         ...instrumented,
         transactional: true,
         readWatermark: () => sink.readWatermark(),
-        async commit(position) {
+        async commit(position, records = []) {
           const started = process.hrtime.bigint();
           const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
           try {
-            await sink.commit(position);
+            await sink.commit(position, records);
           } catch (error) {
             commitSeconds.observe({ outcome: 'error' }, seconds());
             throw error;
           }
           commitSeconds.observe({ outcome: 'ok' }, seconds());
+          // The Kafka transaction's last batch, sent with the watermark: a batch like the others (its time is the commit's).
+          if (records.length === 0) return;
+          let bytes = 0;
+          for (const r of records) bytes += r.bytes;
+          batches.inc();
+          batchRecords.observe(records.length);
+          batchBytes.observe(bytes);
         },
         abort: () => sink.abort(),
       };

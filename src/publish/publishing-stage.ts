@@ -6,7 +6,7 @@ import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../ou
 import type { RecordBuilder } from '../sink/record-builder.js';
 import { Lsn } from '../replication/lsn.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
-import type { Sink, SinkRecord, TransactionalSink } from '../sink/sink.js';
+import type { Sink, SinkRecord, TransactionalSink, WatermarkPosition } from '../sink/sink.js';
 import { shouldPause, shouldResume, type InFlightLimits } from './backpressure.js';
 import type { BadRowPolicies } from './bad-row-policy.js';
 import { endsTransaction, keepKafkaTransactionOpen, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
@@ -220,10 +220,22 @@ export class PublishingStage {
       }
       const count = transactionalBatchSize(this.queue, limits);
       const records: SinkRecord[] = new Array(count);
-      for (let i = 0; i < count; i++) records[i] = this.queue.peek(i)!.record!;
-      logger.debug({ event: 'batch', records: count }, 'publishing batch in a Kafka transaction');
+      let bytes = 0;
+      for (let i = 0; i < count; i++) {
+        const entry = this.queue.peek(i)!;
+        records[i] = entry.record!;
+        bytes += entry.bytes;
+      }
+      // Will the Kafka transaction commit right after this batch (commitIfComplete's rule, decided before sending)? Then
+      // the batch goes with the watermark.
+      const last = this.queue.peek(count - 1)!.txn;
+      const remaining = { messages: this.queue.length - count, bytes: this.queuedBytes - bytes };
+      const age = this.uncommittedCount === 0 ? 0 : Date.now() - this.openedAt;
+      const commitWith = endsTransaction(last, this.queue.peek(count)) && (this.draining || !keepKafkaTransactionOpen(remaining, age, limits));
+      logger.debug({ event: 'batch', records: count, commit: commitWith }, 'publishing batch in a Kafka transaction');
       try {
-        await eo.sink.send(records);
+        if (commitWith) await eo.sink.commit(this.watermarkOf(last, this.uncommittedCount + count), records);
+        else await eo.sink.send(records);
       } catch (error) {
         if (!isTooLarge(error)) throw error;
         throw new OutboxTailError('MESSAGE_TOO_LARGE', (error as Error).message, {
@@ -233,6 +245,7 @@ export class PublishingStage {
       }
       this.moveToUncommitted(count);
       counters.batches++;
+      if (commitWith) this.afterCommit(last);
     }
   }
 
@@ -266,14 +279,19 @@ export class PublishingStage {
     if (!last || !endsTransaction(last, this.queue.peek())) return false;
     // A backlog: the same Kafka transaction takes the next batch too (commits once per several batches).
     if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits)) return false;
-    const lsn = last.endLsn!;
-    await eo.sink.commit({
-      lsn,
-      commitLsn: last.commitLsn,
-      commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(),
-      count: this.uncommittedCount,
-    });
-    this.published = Lsn.max(this.published, lsn);
+    await eo.sink.commit(this.watermarkOf(last, this.uncommittedCount));
+    this.afterCommit(last);
+    return true;
+  }
+
+  /** The watermark of a Kafka transaction whose last PostgreSQL transaction is `last` (complete) and that holds `count` records. */
+  private watermarkOf(last: Transaction, count: number): WatermarkPosition {
+    return { lsn: last.endLsn!, commitLsn: last.commitLsn, commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(), count };
+  }
+
+  /** The Kafka transaction ending with `last` committed: acknowledge its records (the checkpointer may confirm them now). */
+  private afterCommit(last: Transaction): void {
+    this.published = Lsn.max(this.published, last.endLsn!);
     this.lastCommitAt = Date.now();
     const { counters, acks } = this.options;
     counters.kafkaTransactions++;
@@ -289,7 +307,6 @@ export class PublishingStage {
     this.uncommitted = [];
     this.uncommittedCount = 0;
     this.lastSent = null;
-    return true;
   }
 
   /** Waits for work; on an idle outbox, turns a keepalive position into a watermark now and then. */

@@ -120,11 +120,19 @@ export class TransactionalKafkaSink implements TransactionalSink {
     }
   }
 
-  async commit(position: WatermarkPosition): Promise<void> {
+  async commit(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<void> {
     const txn = this.txn ?? (await this.begin());
     const watermark: Watermark = { ...position, slot: this.options.slot, transactionalId: this.options.transactionalId, relayId: this.relayId };
+    const offsets = { topic: this.options.offsetsTopic, messages: [{ key: this.options.slot, value: encodeWatermark(watermark) }] };
     try {
-      await txn.send({ topic: this.options.offsetsTopic, acks: -1, messages: [{ key: this.options.slot, value: encodeWatermark(watermark) }] });
+      // The last batch and the watermark in one produce request (one AddPartitionsToTxn for both).
+      if (records.length > 0) await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: [...topicMessages(records), offsets] });
+      else await txn.send({ ...offsets, acks: -1 });
+    } catch (error) {
+      // The Kafka transaction stays open: disconnect() aborts it.
+      throw this.classify(error, `publishing ${records.length} record(s) and the watermark in a Kafka transaction`);
+    }
+    try {
       await txn.commit();
     } catch (error) {
       throw this.classify(error, `committing a Kafka transaction (watermark ${position.count} record(s))`);

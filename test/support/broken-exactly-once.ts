@@ -40,7 +40,8 @@ abstract class SinkWrapper implements TransactionalSink {
   abort() {
     return this.inner.abort();
   }
-  abstract commit(position: WatermarkPosition): Promise<void>;
+  /** `records`: the Kafka transaction's last batch, which the real sink sends with the watermark. */
+  abstract commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void>;
 }
 
 /**
@@ -54,12 +55,12 @@ class WatermarkAfterCommitSink extends SinkWrapper {
     this.previous = await this.inner.readWatermark();
     return this.previous;
   }
-  async commit(position: WatermarkPosition): Promise<void> {
+  async commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void> {
     const unchanged = this.previous;
     this.previous = { ...position, slot: '', transactionalId: '', relayId: '' };
     // The slot's very first Kafka transaction has no watermark to repeat: it is written correctly.
-    if (!unchanged) return this.inner.commit(position);
-    await this.inner.commit({ lsn: unchanged.lsn, commitLsn: unchanged.commitLsn, commitTime: unchanged.commitTime, count: position.count });
+    if (!unchanged) return this.inner.commit(position, records);
+    await this.inner.commit({ lsn: unchanged.lsn, commitLsn: unchanged.commitLsn, commitTime: unchanged.commitTime, count: position.count }, records);
     await sleep(300);
     await this.inner.commit({ ...position, count: 0 });
   }
@@ -76,8 +77,10 @@ class ConfirmBeforeCommitSink extends SinkWrapper {
     await this.pending;
     return this.inner.send(records);
   }
-  async commit(position: WatermarkPosition): Promise<void> {
+  async commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void> {
     await this.pending;
+    // The records as before: sent now, committed later.
+    if (records?.length) await this.inner.send(records);
     this.pending = sleep(500).then(() => this.inner.commit(position));
     this.pending.catch(() => undefined);
   }
@@ -98,7 +101,9 @@ class SlowCommitSink extends SinkWrapper {
     await this.pending.catch(() => undefined);
     return this.inner.disconnect();
   }
-  async commit(position: WatermarkPosition): Promise<void> {
+  async commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void> {
+    // Records sent, commit pending: the window the zombie is paused in.
+    if (records?.length) await this.inner.send(records);
     process.stderr.write(`zombie-window ${position.lsn}\n`);
     const done = sleep(SLOW_COMMIT_MS).then(() => this.inner.commit(position));
     this.pending = done;
@@ -129,8 +134,8 @@ class NoStartChecksSink extends SinkWrapper {
       throw error;
     }
   }
-  commit(position: WatermarkPosition): Promise<void> {
-    return this.inner.commit(position);
+  commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void> {
+    return this.inner.commit(position, records);
   }
 }
 

@@ -79,7 +79,10 @@ function bed(
       ? {
           sink: {
             send: record,
-            commit: async (position) => void commits.push({ lsn: position.lsn, afterBatches: sent.length }),
+            commit: async (position, records) => {
+              if (records?.length) await record(records);
+              commits.push({ lsn: position.lsn, afterBatches: sent.length });
+            },
             abort: async () => undefined,
           },
           skipRule: alreadyPublished,
