@@ -88,6 +88,27 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
     registers: [registry],
   });
 
+  // Exactly-once only (zero otherwise): how many PostgreSQL transactions a Kafka transaction carries, and what a commit costs.
+  mirroredCounter(
+    registry,
+    'outbox_tail_kafka_transactions_total',
+    'Exactly-once: Kafka transactions committed with records (keepalive watermarks excluded)',
+    () => stats.kafkaTransactions,
+  );
+  mirroredCounter(
+    registry,
+    'outbox_tail_kafka_transaction_pg_transactions_total',
+    'Exactly-once: PostgreSQL transactions carried by those Kafka transactions',
+    () => stats.kafkaTransactionsPgTransactions,
+  );
+  const commitSeconds = new Histogram({
+    name: 'outbox_tail_kafka_commit_duration_seconds',
+    help: 'Exactly-once: watermark produce plus EndTxn of a Kafka transaction, by outcome',
+    labelNames: ['outcome'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
   new Gauge({
     name: 'outbox_tail_confirmed_lsn',
     help: 'Highest LSN this relay confirmed to the slot (as a number; 0 before the first confirm)',
@@ -197,13 +218,30 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
           batchBytes.observe(bytes);
         },
       };
-      // Exactly-once: the transactional methods pass through untouched (the records' sends are measured above).
+      // Exactly-once: commit() measures the watermark produce (with the last batch, if any) + EndTxn.
       if (!isTransactional(sink)) return instrumented;
       const transactional: TransactionalSink = {
         ...instrumented,
         transactional: true,
         readWatermark: () => sink.readWatermark(),
-        commit: (position) => sink.commit(position),
+        async commit(position, records = []) {
+          const started = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+          try {
+            await sink.commit(position, records);
+          } catch (error) {
+            commitSeconds.observe({ outcome: 'error' }, seconds());
+            throw error;
+          }
+          commitSeconds.observe({ outcome: 'ok' }, seconds());
+          // The Kafka transaction's last batch, sent with the watermark: a batch like the others (its time is the commit's).
+          if (records.length === 0) return;
+          let bytes = 0;
+          for (const r of records) bytes += r.bytes;
+          batches.inc();
+          batchRecords.observe(records.length);
+          batchBytes.observe(bytes);
+        },
         abort: () => sink.abort(),
       };
       return transactional;

@@ -57,6 +57,31 @@ export function endsTransaction(last: TransactionBatchable['txn'], next: Transac
 }
 
 /**
+ * Exactly-once catch-up: how long one Kafka transaction may keep taking the
+ * next batch while a full one is already queued, before it commits. Each
+ * commit costs round trips of its own (the watermark's AddPartitionsToTxn and
+ * produce, EndTxn) that a backlog would otherwise pay once per batch.
+ */
+export const KAFKA_TRANSACTION_SPAN_MS = 100;
+
+/**
+ * Exactly-once: at a PostgreSQL transaction boundary, keep the open Kafka
+ * transaction for the next batch instead of committing now? Only while a full
+ * batch is queued (a backlog, where a commit per batch would slow the relay
+ * down) and the Kafka transaction is younger than KAFKA_TRANSACTION_SPAN_MS.
+ * With less queued it commits at once: under a steady rate each batch is its
+ * own Kafka transaction, so nothing waits for records written after it.
+ */
+export function keepKafkaTransactionOpen(
+  queued: { messages: number; bytes: number },
+  openMs: number,
+  limits: Pick<BatchLimits, 'batchMaxMessages' | 'batchMaxBytes'>,
+): boolean {
+  const fullBatchQueued = queued.messages >= limits.batchMaxMessages || queued.bytes >= limits.batchMaxBytes;
+  return fullBatchQueued && openMs < KAFKA_TRANSACTION_SPAN_MS;
+}
+
+/**
  * Exactly-once: the next batch ends at the last PostgreSQL transaction
  * boundary within nextBatchSize, so the Kafka transaction can commit after
  * it. Without a boundary (the head transaction is larger than a batch, or its

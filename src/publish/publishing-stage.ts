@@ -6,10 +6,10 @@ import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../ou
 import type { RecordBuilder } from '../sink/record-builder.js';
 import { Lsn } from '../replication/lsn.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
-import type { Sink, SinkRecord, TransactionalSink } from '../sink/sink.js';
+import type { Sink, SinkRecord, TransactionalSink, WatermarkPosition } from '../sink/sink.js';
 import { shouldPause, shouldResume, type InFlightLimits } from './backpressure.js';
 import type { BadRowPolicies } from './bad-row-policy.js';
-import { endsTransaction, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
+import { endsTransaction, keepKafkaTransactionOpen, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
 import { Fifo } from './fifo.js';
 import { malformedRowError, malformedRowRecord } from './malformed-policy.js';
 import { oversizeDecision, oversizeError } from './oversize-policy.js';
@@ -42,6 +42,9 @@ export interface PublishCounters {
   recordsPublished: number;
   deadLettered: number;
   batches: number;
+  /** Exactly-once: Kafka transactions committed with records, and the PostgreSQL transactions they carried. */
+  kafkaTransactions: number;
+  kafkaTransactionsPgTransactions: number;
   readonly onPublished: ((topic: string, commitTimeMicros: bigint, deadLetter: boolean) => void) | null;
 }
 
@@ -108,6 +111,8 @@ export class PublishingStage {
   private uncommitted: UncommittedRun[] = [];
   private uncommittedCount = 0;
   private lastSent: Transaction | null = null;
+  /** When the open Kafka transaction got its first records. */
+  private openedAt = 0;
   private skipped = 0;
 
   constructor(private readonly options: PublishingStageOptions) {}
@@ -187,7 +192,8 @@ export class PublishingStage {
    * transaction; when the last transaction sent is complete, the watermark is
    * appended and the Kafka transaction commits, and only then are its records
    * acknowledged to the checkpointer. A transaction larger than a batch spans
-   * several batches of the same Kafka transaction.
+   * several batches of the same Kafka transaction; in a backlog, one Kafka
+   * transaction also takes several batches of whole transactions.
    */
   private async runTransactional(eo: ExactlyOnceOptions): Promise<void> {
     const { limits, logger, counters } = this.options;
@@ -207,13 +213,29 @@ export class PublishingStage {
         await new Promise((resolve) => setTimeout(resolve, limits.batchMaxWaitMs));
       }
       const head = this.queue.peek()!;
-      if (head.record === null) await this.halt(malformedRowError(head.malformed!));
+      if (head.record === null) {
+        // Everything before the bad row is committed (and confirmed) before the relay halts on it.
+        await this.commitIfComplete(eo, true);
+        await this.halt(malformedRowError(head.malformed!));
+      }
       const count = transactionalBatchSize(this.queue, limits);
       const records: SinkRecord[] = new Array(count);
-      for (let i = 0; i < count; i++) records[i] = this.queue.peek(i)!.record!;
-      logger.debug({ event: 'batch', records: count }, 'publishing batch in a Kafka transaction');
+      let bytes = 0;
+      for (let i = 0; i < count; i++) {
+        const entry = this.queue.peek(i)!;
+        records[i] = entry.record!;
+        bytes += entry.bytes;
+      }
+      // Will the Kafka transaction commit right after this batch (commitIfComplete's rule, decided before sending)? Then
+      // the batch goes with the watermark.
+      const last = this.queue.peek(count - 1)!.txn;
+      const remaining = { messages: this.queue.length - count, bytes: this.queuedBytes - bytes };
+      const age = this.uncommittedCount === 0 ? 0 : Date.now() - this.openedAt;
+      const commitWith = endsTransaction(last, this.queue.peek(count)) && (this.draining || !keepKafkaTransactionOpen(remaining, age, limits));
+      logger.debug({ event: 'batch', records: count, commit: commitWith }, 'publishing batch in a Kafka transaction');
       try {
-        await eo.sink.send(records);
+        if (commitWith) await eo.sink.commit(this.watermarkOf(last, this.uncommittedCount + count), records);
+        else await eo.sink.send(records);
       } catch (error) {
         if (!isTooLarge(error)) throw error;
         throw new OutboxTailError('MESSAGE_TOO_LARGE', (error as Error).message, {
@@ -223,6 +245,7 @@ export class PublishingStage {
       }
       this.moveToUncommitted(count);
       counters.batches++;
+      if (commitWith) this.afterCommit(last);
     }
   }
 
@@ -245,21 +268,37 @@ export class PublishingStage {
     if (flow.isPaused && !this.draining && shouldResume(this.inFlight(), limits)) flow.resume();
   }
 
-  /** Commits the open Kafka transaction with its watermark once the last PostgreSQL transaction in it is complete. */
-  private async commitIfComplete(eo: ExactlyOnceOptions): Promise<boolean> {
+  /**
+   * Commits the open Kafka transaction with its watermark once the last
+   * PostgreSQL transaction in it is complete, unless a full batch is queued and
+   * the Kafka transaction is young (keepKafkaTransactionOpen); `now` commits
+   * regardless (before halting on a bad row).
+   */
+  private async commitIfComplete(eo: ExactlyOnceOptions, now = false): Promise<boolean> {
     const last = this.lastSent;
     if (!last || !endsTransaction(last, this.queue.peek())) return false;
-    const lsn = last.endLsn!;
-    await eo.sink.commit({
-      lsn,
-      commitLsn: last.commitLsn,
-      commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(),
-      count: this.uncommittedCount,
-    });
-    this.published = Lsn.max(this.published, lsn);
+    // A backlog: the same Kafka transaction takes the next batch too (commits once per several batches).
+    if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits)) return false;
+    await eo.sink.commit(this.watermarkOf(last, this.uncommittedCount));
+    this.afterCommit(last);
+    return true;
+  }
+
+  /** The watermark of a Kafka transaction whose last PostgreSQL transaction is `last` (complete) and that holds `count` records. */
+  private watermarkOf(last: Transaction, count: number): WatermarkPosition {
+    return { lsn: last.endLsn!, commitLsn: last.commitLsn, commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(), count };
+  }
+
+  /** The Kafka transaction ending with `last` committed: acknowledge its records (the checkpointer may confirm them now). */
+  private afterCommit(last: Transaction): void {
+    this.published = Lsn.max(this.published, last.endLsn!);
     this.lastCommitAt = Date.now();
     const { counters, acks } = this.options;
+    counters.kafkaTransactions++;
+    let previous: Transaction | null = null;
     for (const run of this.uncommitted) {
+      if (run.txn !== previous) counters.kafkaTransactionsPgTransactions++;
+      previous = run.txn;
       for (let i = 0; i < run.count; i++) counters.onPublished?.(run.topic, run.txn.commitTime, run.deadLetter);
       if (run.deadLetter) counters.deadLettered += run.count;
       else counters.recordsPublished += run.count;
@@ -268,7 +307,6 @@ export class PublishingStage {
     this.uncommitted = [];
     this.uncommittedCount = 0;
     this.lastSent = null;
-    return true;
   }
 
   /** Waits for work; on an idle outbox, turns a keepalive position into a watermark now and then. */
@@ -291,6 +329,7 @@ export class PublishingStage {
 
   private moveToUncommitted(count: number): void {
     const { flow, limits } = this.options;
+    if (this.uncommittedCount === 0) this.openedAt = Date.now();
     for (let i = 0; i < count; i++) {
       const entry = this.queue.shift()!;
       this.queuedBytes -= entry.bytes;

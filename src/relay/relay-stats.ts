@@ -11,6 +11,9 @@ export class RelayStats {
   deadLettered = 0;
   transactionsConfirmed = 0;
   batches = 0;
+  /** Exactly-once: Kafka transactions committed with records (keepalive watermarks excluded), and the PostgreSQL transactions they carried. */
+  kafkaTransactions = 0;
+  kafkaTransactionsPgTransactions = 0;
   confirmedLsn: Lsn = Lsn.of(0n);
   lastConfirmAt = 0;
   restarts: Record<string, number> = {};

@@ -56,7 +56,12 @@ export interface TransactionalSink extends Sink {
   readonly transactional: true;
   /** The slot's last committed watermark (read_committed), after checking the offsets topic and that the transactional id is this slot's. */
   readWatermark(): Promise<Watermark | null>;
-  commit(position: WatermarkPosition): Promise<void>;
+  /**
+   * Appends the watermark and commits the open Kafka transaction. `records`
+   * (the Kafka transaction's last batch) go in the same produce request as the
+   * watermark: a round trip less per commit.
+   */
+  commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void>;
   /** Drops the open Kafka transaction, if any (nothing of it becomes visible). */
   abort(): Promise<void>;
 }

@@ -23,41 +23,77 @@ export async function recordCount(admin: Admin, topic: string): Promise<number> 
   return offsets.reduce((n, p) => n + Number(p.high), 0);
 }
 
-/** Reads the topic from the beginning until `count` records arrived: outbox id (header) -> append time (ms). */
+/**
+ * Reads the topic from the beginning (read_committed) until `count` records
+ * arrived: outbox id (header) -> append time (ms), and -> visible time (ms):
+ * when a read_committed consumer may first see it. Without Kafka transactions
+ * that is its append time; inside one it is the append time of the commit
+ * marker that follows it in its partition.
+ */
 export async function readAppendTimes(
   kafka: Kafka,
   topic: string,
   count: number,
   timeoutMs = 120_000,
-): Promise<{ times: Map<string, number>; records: number }> {
+): Promise<{ times: Map<string, number>; visible: Map<string, number>; records: number; commitMarkers: number }> {
   const times = new Map<string, number>();
-  const records = await consumeTopic(
+  const visible = new Map<string, number>();
+  // Per partition: ids seen in a Kafka transaction whose commit marker has not been read yet.
+  const pending = new Map<number, string[]>();
+  let transactional = false;
+  const unresolved = () => [...pending.values()].reduce((n, ids) => n + ids.length, 0);
+  const { records, commitMarkers } = await consumeTopic(
     kafka,
     topic,
     count,
-    (m) => {
-      const id = m.headers?.id?.toString();
-      if (id && !times.has(id)) times.set(id, Number(m.timestamp));
+    {
+      message: (m, partition) => {
+        const id = m.headers?.id?.toString();
+        if (!id) return;
+        if (!times.has(id)) times.set(id, Number(m.timestamp));
+        const waiting = pending.get(partition) ?? [];
+        pending.set(partition, waiting);
+        waiting.push(id);
+      },
+      commitMarker: (partition, timestamp) => {
+        transactional = true;
+        const waiting = pending.get(partition) ?? [];
+        for (const id of waiting) visible.set(id, timestamp);
+        waiting.length = 0;
+      },
+      settled: () => !transactional || unresolved() === 0,
     },
     timeoutMs,
   );
-  return { times, records };
+  // No Kafka transactions: a record is visible when appended.
+  if (!transactional) for (const [id, t] of times) visible.set(id, t);
+  return { times, visible, records, commitMarkers };
 }
 
-/** Hands every record of the topic, from the beginning, to `each` until `count` arrived; returns how many did. */
+export interface TopicHandlers {
+  message: (message: KafkaMessage, partition: number) => void;
+  /** A transaction's commit marker (control record), in offset order with the messages. */
+  commitMarker?: (partition: number, timestampMs: number) => void;
+  /** Reading may end once `count` records arrived and this holds (default: at once). */
+  settled?: () => boolean;
+}
+
+/** Hands every record of the topic, from the beginning, in offset order, to the handlers until `count` arrived. */
 export async function consumeTopic(
   kafka: Kafka,
   topic: string,
   count: number,
-  each: (message: KafkaMessage, partition: number) => void,
+  handlers: TopicHandlers | ((message: KafkaMessage, partition: number) => void),
   timeoutMs = 120_000,
-): Promise<number> {
+): Promise<{ records: number; commitMarkers: number }> {
+  const h: TopicHandlers = typeof handlers === 'function' ? { message: handlers } : handlers;
   const consumer = kafka.consumer({
     groupId: `bench-reader-${Date.now()}-${Math.random().toString(36).slice(2)}`,
     maxWaitTimeInMs: 100,
     maxBytes: 50 * 1024 * 1024,
   });
   let records = 0;
+  let commitMarkers = 0;
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
@@ -67,11 +103,22 @@ export async function consumeTopic(
         .run({
           autoCommit: false,
           eachBatch: async ({ batch }) => {
-            for (const m of batch.messages) {
+            // messagesWithinOffset (kafkajs internal) still holds the control records, in offset order.
+            const raw = (batch as unknown as { messagesWithinOffset?: Array<{ offset: string; isControlRecord?: boolean; timestamp: string }> })
+              .messagesWithinOffset;
+            const shown = new Map(batch.messages.map((m) => [m.offset, m]));
+            for (const r of raw ?? batch.messages) {
+              if ((r as { isControlRecord?: boolean }).isControlRecord) {
+                commitMarkers++;
+                h.commitMarker?.(batch.partition, Number(r.timestamp));
+                continue;
+              }
+              const m = shown.get(r.offset);
+              if (!m) continue; // a record of an aborted transaction: kafkajs hides it from read_committed
               records++;
-              each(m, batch.partition);
+              h.message(m, batch.partition);
             }
-            if (records >= count) {
+            if (records >= count && (h.settled?.() ?? true)) {
               clearTimeout(timer);
               resolve();
             }
@@ -85,7 +132,7 @@ export async function consumeTopic(
   } finally {
     await consumer.disconnect();
   }
-  return records;
+  return { records, commitMarkers };
 }
 
 export function percentile(sorted: readonly number[], p: number): number {

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
 import { configDefaults } from '../../src/config/config-schema.js';
+import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import {
@@ -55,6 +56,7 @@ const { values: flags } = parseArgs({
     partitions: { type: 'string' },
     scenarios: { type: 'string' },
     json: { type: 'boolean', default: false },
+    'json-out': { type: 'string' },
     quick: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
     brokers: { type: 'string' },
@@ -68,6 +70,8 @@ const { values: flags } = parseArgs({
     'debezium-java-opts': { type: 'string' },
     'debezium-prop': { type: 'string', multiple: true },
     'compare-first': { type: 'string' },
+    delivery: { type: 'string' },
+    'first-delivery': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -85,6 +89,7 @@ if (flags.help) {
   --partitions P        partitions of every bench topic (default 3)
   --scenarios LIST      subset of ${SCENARIOS.join(',')}
   --json                last stdout line = one JSON object
+  --json-out FILE       also write that JSON object to FILE (with the table on stdout)
   --quick               small sizes: a smoke run (~1-2 min)
   --database-url URL    use this PostgreSQL (superuser, wal_level=logical) instead of a local stack
   --brokers H:P,...     use these Kafka brokers instead of a local stack
@@ -96,6 +101,10 @@ if (flags.help) {
   --poll-interval-ms N  polling baseline's sleep when nothing is unsent (default 10)
   --kafka-client C      kafkajs (default) or platformatic: the relay's --kafka-client, also used by
                         the Kafka limit and the polling baseline
+  --delivery D          at-least-once (default), exactly-once, or both: the relay scenarios (catchup,
+                        catchup_batched, big_txn, steady) once per mode, interleaved in the same run
+                        (the mode that goes first alternates from scenario to scenario)
+  --first-delivery D    with --delivery both: the mode of the first scenario (default at-least-once)
   --dump-latency DIR    write each steady run's per-record latencies (ms since the writer's start,
                         latency ms) to DIR/<label>-<rate>.json, to look for stalls behind a p99
   --compare debezium    also run Debezium Server (fetched once into ~/.cache/outbox-tail/debezium, Java 21+)
@@ -105,6 +114,8 @@ if (flags.help) {
   --compare-first R     outbox-tail (default) or debezium: which relay runs first on each backlog and rate
   --debezium-prop K=V   override a setting of test/bench/debezium/application.properties (repeatable),
                         e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
+                        Debezium delivers at least once: with --delivery both it runs beside the
+                        at-least-once relay only (compare.*.outbox_tail is that relay's result)
 `);
   process.exit(0);
 }
@@ -146,6 +157,28 @@ if (flags['compare-first'] !== undefined && !['outbox-tail', 'debezium'].include
 /** Who goes first matters a little (page cache, the broker's log segments): run both orders to see how much. */
 const DEBEZIUM_FIRST = flags['compare-first'] === 'debezium';
 if (!['kafkajs', 'platformatic'].includes(opts.kafkaClient)) throw new Error('--kafka-client must be kafkajs or platformatic');
+type Delivery = 'at-least-once' | 'exactly-once';
+const DELIVERIES: readonly Delivery[] = ['at-least-once', 'exactly-once'];
+const deliveryFlag = flags.delivery ?? 'at-least-once';
+if (![...DELIVERIES, 'both'].includes(deliveryFlag)) throw new Error('--delivery must be at-least-once, exactly-once or both');
+const firstDelivery = (flags['first-delivery'] ?? 'at-least-once') as Delivery;
+if (!DELIVERIES.includes(firstDelivery)) throw new Error('--first-delivery must be at-least-once or exactly-once');
+/** The delivery modes of the relay scenarios, in the order of the first scenario. */
+const MODES: readonly Delivery[] =
+  deliveryFlag === 'both'
+    ? firstDelivery === 'exactly-once'
+      ? ['exactly-once', 'at-least-once']
+      : ['at-least-once', 'exactly-once']
+    : [deliveryFlag as Delivery];
+if (MODES.includes('exactly-once') && opts.kafkaClient !== 'kafkajs') throw new Error('exactly-once delivery runs on the kafkajs client only');
+// Debezium Server delivers at least once: it is compared with the at-least-once relay only (with --delivery both, beside that run).
+if (opts.compare && !MODES.includes('at-least-once'))
+  throw new Error('--compare debezium compares with the at-least-once relay: use --delivery at-least-once or both');
+let scenarioRound = 0;
+/** The modes for the next relay scenario: the one that goes first alternates, so neither always runs on a warmer machine. */
+const nextModes = (): readonly Delivery[] => (scenarioRound++ % 2 === 0 ? MODES : [...MODES].reverse());
+/** An exactly-once relay publishes to topics of its own, so both modes can read one backlog. */
+const topicFor = (mode: Delivery, type: string) => (mode === 'exactly-once' ? `outbox.eos.${type}` : `outbox.event.${type}`);
 opts.relayEnv.OUTBOX_TAIL_KAFKA_CLIENT ??= opts.kafkaClient;
 for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; use ${SCENARIOS.join(',')}`);
 for (const [k, v] of [
@@ -173,6 +206,8 @@ interface Ctx {
   admin: Admin;
   pg: pg.Client;
   runId: string;
+  /** The compacted watermark topic of the exactly-once relays (one per run). */
+  offsetsTopic: string;
   /** The Kafka broker's pid when the bench started the stack itself (for CPU accounting), else undefined. */
   brokerPid(): number | undefined;
 }
@@ -188,8 +223,14 @@ function relayNodeArgs(name: string): string[] {
   return out;
 }
 
-function spawnRelay(ctx: Ctx, name: string, slot: string, kind: 'relay' | 'null-sink'): BenchProcess {
-  const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, extra: opts.relayEnv });
+function deliveryEnv(ctx: Ctx, mode: Delivery): Record<string, string> {
+  if (mode === 'at-least-once') return {};
+  // The transactional id is the default, outbox-tail-<slot>: one per bench slot.
+  return { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: ctx.offsetsTopic, OUTBOX_TAIL_TOPIC: 'outbox.eos.{aggregate_type}' };
+}
+
+function spawnRelay(ctx: Ctx, name: string, slot: string, kind: 'relay' | 'null-sink', mode: Delivery = 'at-least-once'): BenchProcess {
+  const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, extra: { ...opts.relayEnv, ...deliveryEnv(ctx, mode) } });
   if (kind === 'relay') return spawnNode({ name, nodeArgs: relayNodeArgs(name), script: RELAY_BIN, env });
   return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}test/bench/null-sink-relay.ts`, env });
 }
@@ -232,6 +273,13 @@ function logTime(line: LogLine): number {
   return t;
 }
 
+/** Exactly-once: what a Kafka transaction carried and what its commit cost, from the relay's /metrics. */
+function txnLine(sends: RelaySends | null): string {
+  const t = sends?.kafka_transactions;
+  if (!t) return '';
+  return `; ${t.commits} Kafka transactions: ${t.pg_transactions_per_commit} PostgreSQL transactions, ${t.records_per_commit} records, ${t.requests_per_commit} produce requests each; commit (watermark + EndTxn) ${t.commit_mean_ms} ms mean, ${Math.round(t.commit_over_5ms * 100)}% > 5 ms, ${Math.round(t.commit_over_10ms * 100)}% > 10 ms`;
+}
+
 function cpuLine(w: CpuWindow, publisher = 'relay'): string {
   const u = w.us_per_event;
   const f = (x: number | null) => (x === null ? '-' : `${x} us`);
@@ -256,6 +304,11 @@ interface CatchupResult {
   records_in_kafka: number;
   /** From "streaming" to done: CPU per event of the relay, its walsender, the broker and the rest, and the machine's busy cores. */
   cpu: CpuWindow;
+  delivery: Delivery;
+  /** The relay's own view from its /metrics: produce requests and, in exactly-once mode, Kafka transactions. */
+  relay_sends: RelaySends | null;
+  /** The machine's 1-minute load average when the scenario ended (the bench itself adds about 2). */
+  loadavg_1m: number;
 }
 
 /** A publisher process that reads the slot: streamingAt is the wall clock (ms) when it said it does. */
@@ -263,7 +316,8 @@ interface Started {
   proc: BenchProcess;
   streamingAt: number;
 }
-type StartPublisher = (ctx: Ctx, name: string, slot: string) => Promise<Started>;
+/** `mode` is the relay's delivery; a publisher with one mode only (Debezium Server: at-least-once) ignores it. */
+type StartPublisher = (ctx: Ctx, name: string, slot: string, mode: Delivery) => Promise<Started>;
 
 async function started(proc: BenchProcess, streamingAt: (p: BenchProcess) => Promise<number>): Promise<Started> {
   try {
@@ -275,13 +329,14 @@ async function started(proc: BenchProcess, streamingAt: (p: BenchProcess) => Pro
 }
 
 /** outbox-tail: pino's `time` (ISO) is the wall clock of the relay's "streaming" line. */
-const startOutboxTail: StartPublisher = (ctx, name, slot) =>
-  started(spawnRelay(ctx, name, slot, 'relay'), async (p) => logTime(await p.waitForLog(isStreaming)));
+const startOutboxTail: StartPublisher = (ctx, name, slot, mode) =>
+  started(spawnRelay(ctx, name, slot, 'relay', mode), async (p) => logTime(await p.waitForLog(isStreaming)));
 
 /**
  * Debezium Server: its text log's time has no zone, so the line's arrival
  * is taken instead (Quarkus writes the console synchronously, line by line).
- * Its JVM takes seconds to get there, hence the longer wait.
+ * Its JVM takes seconds to get there, hence the longer wait. It delivers at
+ * least once only, to the at-least-once topics: the mode is not its to choose.
  */
 const startDebezium: StartPublisher = async (ctx, name, slot) =>
   started(
@@ -305,34 +360,35 @@ let debezium: DebeziumInstall | null = null;
  * A backlog already in `slot`: spawn the relay (outbox-tail unless `start`
  * says otherwise), time until every record is in Kafka (`baseRecords` were
  * there before: a second relay on the same topic) and the slot confirmed the end.
+ * In exactly-once mode the slot's confirm alone says it (it follows the Kafka
+ * commit; the topic's end offsets also count commit markers), and the records
+ * are counted read_committed after.
  */
 async function relayCatchup(
   ctx: Ctx,
   name: string,
   slot: string,
-  topic: string,
+  type: string,
   events: number,
   endLsn: Lsn,
+  mode: Delivery,
   start: StartPublisher = startOutboxTail,
   baseRecords = 0,
 ): Promise<CatchupResult> {
-  const { proc: relay, streamingAt } = await start(ctx, name, slot);
+  const topic = topicFor(mode, type);
+  const { proc: relay, streamingAt } = await start(ctx, name, slot, mode);
   try {
     const window = cpuWindow({ relay: relay.pid, walsender: await walsenderPid(ctx.pg, slot), broker: ctx.brokerPid() });
     const startedAtMs = performance.timeOrigin + relay.startedAt;
     const startupSeconds = (streamingAt - startedAtMs) / 1000;
-    const { doneAt, records } = await waitDone(ctx, name, {
-      topic,
-      records: baseRecords + events,
-      slot,
-      endLsn,
-      timeoutMs: catchupTimeout(events),
-      proc: relay,
-    });
+    const target = mode === 'exactly-once' ? { slot, endLsn } : { topic, records: baseRecords + events, slot, endLsn };
+    const done = await waitDone(ctx, name, { ...target, timeoutMs: catchupTimeout(events), proc: relay });
     const cpuSplit = window(events);
-    const seconds = (doneAt - startedAtMs) / 1000;
+    const seconds = (done.doneAt - startedAtMs) / 1000;
+    const sends = await relaySends(relay);
     const cpu = relay.cpuSeconds();
     await relay.stop();
+    const records = mode === 'exactly-once' ? (await readAppendTimes(ctx.kafka, topic, baseRecords + events)).records : done.records;
     return {
       events,
       seconds: round(seconds, 2),
@@ -343,6 +399,9 @@ async function relayCatchup(
       relay_cpu_seconds: round(cpu, 2),
       records_in_kafka: records - baseRecords,
       cpu: cpuSplit,
+      delivery: mode,
+      relay_sends: sends,
+      loadavg_1m: round(loadavg()[0]!, 2),
     };
   } finally {
     await relay.stop();
@@ -365,6 +424,7 @@ async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: n
   const type = `bench_${label}_${ctx.runId}`;
   const topic = `outbox.event.${type}`;
   await createTopic(ctx.admin, topic, opts.partitions);
+  if (MODES.includes('exactly-once')) await createTopic(ctx.admin, topicFor('exactly-once', type), opts.partitions);
   const names: string[] = [];
   for (let i = 0; i < slots; i++) {
     const slot = `${type}_${i}`.slice(0, 63);
@@ -374,6 +434,9 @@ async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: n
   const t0 = Date.now();
   await insertBacklog(ctx.db.url, 'outbox', type, events, perTxn);
   const endLsn = await endLsnOf(ctx, 'outbox', type);
+  // The backlog's WAL (~300 MB at 200,000 rows) would start a checkpoint inside the first relay's catch-up only:
+  // with two delivery modes (or two relays) on one backlog, whichever goes first would pay for it.
+  await ctx.pg.query('checkpoint');
   log(
     `  backlog: ${events} rows in ${perTxn === 1 ? 'single-row' : `${perTxn}-row`} transactions written in ${((Date.now() - t0) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`,
   );
@@ -454,11 +517,22 @@ async function kafkaLimit(
  */
 interface SteadyResult {
   rate: number;
+  /** The relay's mode (absent for the polling baseline). */
+  delivery?: Delivery;
   p50_ms: number;
   p99_ms: number;
   max_ms: number;
   p50_ms_from_reply: number;
   p99_ms_from_reply: number;
+  /**
+   * p50_ms, p99_ms and max_ms measure until a read_committed consumer may see
+   * the record: in exactly-once mode, the append time of the commit marker
+   * after it. These measure until its own append (the same in at-least-once mode).
+   */
+  p50_ms_appended: number;
+  p99_ms_appended: number;
+  /** The machine's 1-minute load average when the run ended. */
+  loadavg_1m?: number;
   records: number;
   achieved_rate: number;
   peak_rss_mb: number;
@@ -469,10 +543,12 @@ interface SteadyResult {
 }
 
 interface RelaySends {
+  /** Batches (produce requests), and records per batch; in exactly-once mode a Kafka transaction's last batch goes with its watermark. */
   requests: number;
   mean_records: number;
+  /** Duration of the batches sent alone (not with a watermark: those are in the commit's time). */
   mean_ms: number;
-  /** Share of produce requests that took longer than 10 ms and 25 ms (histogram buckets). */
+  /** Share of those that took longer than 10 ms and 25 ms (histogram buckets). */
   over_10ms: number;
   over_25ms: number;
   /** The relay's event-loop delay from prom-client's default metrics: sampled every 10 ms, and the values include those 10 ms. */
@@ -481,6 +557,21 @@ interface RelaySends {
   /** Major (mark-compact) GC pauses during the run and their total. */
   gc_major_count: number;
   gc_major_total_ms: number;
+  /** Exactly-once only (null otherwise): Kafka transactions committed with records, and what they carried and cost. */
+  kafka_transactions: KafkaTransactions | null;
+}
+
+interface KafkaTransactions {
+  commits: number;
+  /** PostgreSQL transactions per Kafka transaction (mean), records and produce requests per Kafka transaction. */
+  pg_transactions_per_commit: number;
+  records_per_commit: number;
+  requests_per_commit: number;
+  /** Watermark produce + EndTxn, per commit (keepalive watermarks included, there are none under load). */
+  commit_mean_ms: number;
+  commit_over_5ms: number;
+  commit_over_10ms: number;
+  commit_over_25ms: number;
 }
 
 /** Reads the Kafka send histogram of a running relay from its /metrics endpoint. */
@@ -494,39 +585,67 @@ async function relaySends(proc: BenchProcess): Promise<RelaySends | null> {
     const sum = value(/^outbox_tail_kafka_send_duration_seconds_sum\{outcome="ok"\} (\S+)$/m);
     const under = (le: string) => value(new RegExp(`^outbox_tail_kafka_send_duration_seconds_bucket\\{le="${le}",outcome="ok"\\} (\\S+)$`, 'm'));
     const records = value(/^outbox_tail_batch_records_sum (\S+)$/m);
-    if (!(count > 0)) return null;
+    // Batches: sent alone (the send histogram) or, in exactly-once mode, with a commit's watermark.
+    const batches = value(/^outbox_tail_batch_records_count (\S+)$/m);
+    if (!(batches > 0)) return null;
+    const commits = value(/^outbox_tail_kafka_transactions_total (\S+)$/m);
+    const commitCount = value(/^outbox_tail_kafka_commit_duration_seconds_count\{outcome="ok"\} (\S+)$/m);
+    const commitSum = value(/^outbox_tail_kafka_commit_duration_seconds_sum\{outcome="ok"\} (\S+)$/m);
+    const commitUnder = (le: string) => value(new RegExp(`^outbox_tail_kafka_commit_duration_seconds_bucket\\{le="${le}",outcome="ok"\\} (\\S+)$`, 'm'));
+    const kafkaTransactions: KafkaTransactions | null =
+      commits > 0
+        ? {
+            commits,
+            pg_transactions_per_commit: round(value(/^outbox_tail_kafka_transaction_pg_transactions_total (\S+)$/m) / commits, 2),
+            records_per_commit: round(records / commits, 1),
+            requests_per_commit: round(batches / commits, 2),
+            commit_mean_ms: round((commitSum / commitCount) * 1000, 2),
+            commit_over_5ms: round(1 - commitUnder('0.005') / commitCount, 3),
+            commit_over_10ms: round(1 - commitUnder('0.01') / commitCount, 3),
+            commit_over_25ms: round(1 - commitUnder('0.025') / commitCount, 3),
+          }
+        : null;
     return {
-      requests: count,
-      mean_records: round(records / count),
-      mean_ms: round((sum / count) * 1000, 2),
-      over_10ms: round(1 - under('0.01') / count, 3),
-      over_25ms: round(1 - under('0.025') / count, 3),
+      requests: batches,
+      mean_records: round(records / batches),
+      mean_ms: count > 0 ? round((sum / count) * 1000, 2) : 0,
+      over_10ms: count > 0 ? round(1 - under('0.01') / count, 3) : 0,
+      over_25ms: count > 0 ? round(1 - under('0.025') / count, 3) : 0,
       event_loop_p99_ms: round(value(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m) * 1000, 1),
       event_loop_max_ms: round(value(/^nodejs_eventloop_lag_max_seconds (\S+)$/m) * 1000, 1),
       gc_major_count: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m) || 0,
       gc_major_total_ms: round((value(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m) || 0) * 1000, 1),
+      kafka_transactions: kafkaTransactions,
     };
   } catch {
     return null;
   }
 }
 
-function latencyStats(rate: number, writer: WriterResult, times: Map<string, number>): Omit<SteadyResult, 'peak_rss_mb' | 'cpu'> {
+function latencyStats(
+  rate: number,
+  writer: WriterResult,
+  visible: Map<string, number>,
+  appended: Map<string, number>,
+): Omit<SteadyResult, 'peak_rss_mb' | 'cpu'> {
   const fromSent: number[] = [];
   const fromReply: number[] = [];
+  const fromSentAppended: number[] = [];
   let missing = 0;
   for (const [id, sentAt] of writer.commitTimes) {
-    const t = times.get(id);
+    const t = visible.get(id);
     if (t === undefined) {
       missing++;
       continue;
     }
     fromSent.push(t - sentAt);
     fromReply.push(t - writer.replyTimes.get(id)!);
+    fromSentAppended.push(appended.get(id)! - sentAt);
   }
   if (missing > 0) throw new Error(`${missing} of ${writer.commitTimes.size} written records were not found in Kafka`);
   fromSent.sort((a, b) => a - b);
   fromReply.sort((a, b) => a - b);
+  fromSentAppended.sort((a, b) => a - b);
   return {
     rate,
     p50_ms: round(percentile(fromSent, 50)),
@@ -534,6 +653,8 @@ function latencyStats(rate: number, writer: WriterResult, times: Map<string, num
     max_ms: round(fromSent[fromSent.length - 1] ?? NaN),
     p50_ms_from_reply: round(percentile(fromReply, 50)),
     p99_ms_from_reply: round(percentile(fromReply, 99)),
+    p50_ms_appended: round(percentile(fromSentAppended, 50)),
+    p99_ms_appended: round(percentile(fromSentAppended, 99)),
     records: fromSent.length,
     achieved_rate: Math.round(writer.measured / (writer.seconds - opts.warmupSeconds)),
   };
@@ -572,9 +693,10 @@ async function steady(
   rate: number,
   table: string,
   start: (type: string, topic: string) => Promise<{ proc: BenchProcess; slot?: string }>,
+  mode?: Delivery,
 ): Promise<SteadyResult> {
   const type = `bench_${label}_${rate}_${ctx.runId}`;
-  const topic = `outbox.event.${type}`;
+  const topic = mode ? topicFor(mode, type) : `outbox.event.${type}`;
   await createTopic(ctx.admin, topic, opts.partitions);
   await quiesce(ctx, table);
   const { proc, slot } = await start(type, topic);
@@ -588,24 +710,37 @@ async function steady(
     const sends = slot ? await relaySends(proc) : null;
     const peak = proc.peakRssMb();
     await proc.stop();
-    const { times } = await readAppendTimes(ctx.kafka, topic, writer.written);
-    if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, times);
-    const stats = latencyStats(rate, writer, times);
+    const { times, visible } = await readAppendTimes(ctx.kafka, topic, writer.written);
+    if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, visible);
+    const stats = latencyStats(rate, writer, visible, times);
     // A writer that could not keep the rate (a loaded machine) measured a different load: say so next to the figure.
     if (stats.achieved_rate < 0.95 * rate) log(`  warning: ${label} ${rate}/s: the writer reached only ${stats.achieved_rate}/s`);
-    return { ...stats, peak_rss_mb: Math.round(peak), cpu, ...(slot ? { relay_sends: sends } : {}) };
+    return {
+      ...(mode ? { delivery: mode } : {}),
+      ...stats,
+      peak_rss_mb: Math.round(peak),
+      cpu,
+      loadavg_1m: round(loadavg()[0]!, 2),
+      ...(slot ? { relay_sends: sends } : {}),
+    };
   } finally {
     await proc.stop();
     if (slot) await dropSlot(ctx.db.url, slot);
   }
 }
 
-/** A fresh slot for `type` and a publisher streaming from it (outbox-tail unless `start` says otherwise). */
-async function startRelayOn(ctx: Ctx, name: string, type: string, start: StartPublisher = startOutboxTail): Promise<{ proc: BenchProcess; slot: string }> {
+/** A fresh slot for `type` and a publisher streaming from it (outbox-tail in `mode` unless `start` says otherwise). */
+async function startRelayOn(
+  ctx: Ctx,
+  name: string,
+  type: string,
+  mode: Delivery,
+  start: StartPublisher = startOutboxTail,
+): Promise<{ proc: BenchProcess; slot: string }> {
   const slot = `${type}`.slice(0, 63);
   await createSlot(ctx.db.url, slot);
   try {
-    const { proc } = await start(ctx, name, slot);
+    const { proc } = await start(ctx, name, slot, mode);
     return { proc, slot };
   } catch (error) {
     await dropSlot(ctx.db.url, slot);
@@ -634,11 +769,20 @@ function startPolling(ctx: Ctx, topic: string): BenchProcess {
   });
 }
 
-async function bigTxn(ctx: Ctx, rows: number): Promise<{ rows: number; seconds: number; peak_rss_mb: number; idle_rss_mb: number }> {
-  const type = `bench_big_${ctx.runId}`;
-  const topic = `outbox.event.${type}`;
+interface BigTxnResult {
+  rows: number;
+  seconds: number;
+  peak_rss_mb: number;
+  idle_rss_mb: number;
+  delivery: Delivery;
+  relay_sends: RelaySends | null;
+}
+
+async function bigTxn(ctx: Ctx, rows: number, mode: Delivery): Promise<BigTxnResult> {
+  const type = `bench_big${mode === 'exactly-once' ? '_eos' : ''}_${ctx.runId}`;
+  const topic = topicFor(mode, type);
   await createTopic(ctx.admin, topic, opts.partitions);
-  const { proc, slot } = await startRelayOn(ctx, 'big-txn', type);
+  const { proc, slot } = await startRelayOn(ctx, `big-txn-${mode}`, type, mode);
   try {
     const idle = proc.peakRssMb();
     await withClient(ctx.db.url, (c) =>
@@ -650,9 +794,19 @@ async function bigTxn(ctx: Ctx, rows: number): Promise<{ rows: number; seconds: 
     );
     const committedAt = nowMs();
     const endLsn = await currentWalLsn(ctx.pg);
-    const { doneAt } = await waitDone(ctx, 'big transaction', { topic, records: rows, slot, endLsn, timeoutMs: catchupTimeout(rows), proc });
+    // Exactly-once: the confirm follows the Kafka commit (the topic's end offsets also count the commit markers).
+    const target = mode === 'exactly-once' ? { slot, endLsn } : { topic, records: rows, slot, endLsn };
+    const { doneAt } = await waitDone(ctx, `big transaction (${mode})`, { ...target, timeoutMs: catchupTimeout(rows), proc });
+    const sends = await relaySends(proc);
     await proc.stop();
-    return { rows, seconds: round((doneAt - committedAt) / 1000, 2), peak_rss_mb: Math.round(proc.peakRssMb()), idle_rss_mb: Math.round(idle) };
+    return {
+      rows,
+      seconds: round((doneAt - committedAt) / 1000, 2),
+      peak_rss_mb: Math.round(proc.peakRssMb()),
+      idle_rss_mb: Math.round(idle),
+      delivery: mode,
+      relay_sends: sends,
+    };
   } finally {
     await proc.stop();
     await dropSlot(ctx.db.url, slot);
@@ -676,6 +830,7 @@ async function main(): Promise<void> {
   if (opts.compare) {
     debezium = installDebezium();
     log(`Debezium Server ${debezium.version} in ${debezium.home}, on Java ${debezium.javaVersion} (${debezium.java})`);
+    if (MODES.length > 1) log('  Debezium delivers at least once: it runs beside the at-least-once relay only');
   }
   if (!databaseUrl || !brokers) {
     log('starting a local stack (dev/stack: OUTBOX_TAIL_STACK, default auto)');
@@ -694,8 +849,16 @@ async function main(): Promise<void> {
   const kafka = benchKafka(brokers);
   const admin = kafka.admin();
   await admin.connect();
-  const ctx: Ctx = { db, brokers, kafka, admin, pg: client, runId: Date.now().toString(36), brokerPid: () => stack?.kafka.pid() };
+  const runId = Date.now().toString(36);
+  const ctx: Ctx = { db, brokers, kafka, admin, pg: client, runId, offsetsTopic: `outbox-tail.offsets.bench_${runId}`, brokerPid: () => stack?.kafka.pid() };
   const result: Record<string, unknown> = {};
+  // At-least-once results keep their top-level fields; exactly-once results go under `exactly_once`, same shapes.
+  const eos: Record<string, unknown> = {};
+  const put = (mode: Delivery, key: string, value: unknown) => ((mode === 'exactly-once' ? eos : result)[key] = value);
+  const putSteady = (mode: Delivery, value: SteadyResult) => {
+    const target = mode === 'exactly-once' ? eos : result;
+    ((target.steady ??= []) as SteadyResult[]).push(value);
+  };
   const has = (s: Scenario) => opts.scenarios.has(s);
   const compare: CompareResult | null = debezium
     ? {
@@ -704,14 +867,16 @@ async function main(): Promise<void> {
         steady: [],
       }
     : null;
+  const tag = (mode: Delivery) => (MODES.length > 1 || mode === 'exactly-once' ? ` [${mode}]` : '');
   try {
+    if (MODES.includes('exactly-once')) await createOffsetsTopic(admin, ctx.offsetsTopic);
     const events = opts.events;
     if (has('catchup') || has('limits')) {
       log(`catchup: ${events} single-row transactions`);
-      // With --compare, a third slot with the same backlog for Debezium Server.
-      const backlog = await prepareBacklog(ctx, 'catchup', events, 1, compare ? 3 : 2);
+      // One slot per delivery mode, one for the decode limit and, with --compare, one for Debezium Server, on the same backlog.
+      const backlog = await prepareBacklog(ctx, 'catchup', events, 1, MODES.length + (compare ? 2 : 1));
       if (has('limits')) {
-        const decode = await decodeLimit(ctx, backlog, backlog.slots[1]!, events);
+        const decode = await decodeLimit(ctx, backlog, backlog.slots[MODES.length]!, events);
         log(`  decode limit (null sink): ${decode.events_per_sec} events/s (${decode.seconds} s from streaming); ${cpuLine(decode.cpu)}`);
         const kafkaL = await kafkaLimit(ctx, backlog, events);
         log(
@@ -729,69 +894,101 @@ async function main(): Promise<void> {
         };
       }
       if (has('catchup')) {
-        // With --compare, the same backlog from a fresh slot of its own for each relay, to the same topic:
-        // the second relay's records join the first's (record-match tells the copies apart).
-        const runOurs = async (base: number) => {
-          const r = await relayCatchup(ctx, 'catchup', backlog.slots[0]!, backlog.topic, events, backlog.endLsn, startOutboxTail, base);
-          log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
-          return r;
-        };
+        // With --compare, the same backlog from a fresh slot of its own for Debezium Server, to the at-least-once
+        // relay's topic, right before or after that relay: the second one's records join the first's
+        // (record-match tells the copies apart). The exactly-once relay has topics of its own.
         const runDebezium = async (base: number) => {
-          const d = await relayCatchup(ctx, 'debezium-catchup', backlog.slots[2]!, backlog.topic, events, backlog.endLsn, startDebezium, base);
+          const d = await relayCatchup(
+            ctx,
+            'debezium-catchup',
+            backlog.slots[MODES.length + 1]!,
+            backlog.type,
+            events,
+            backlog.endLsn,
+            'at-least-once',
+            startDebezium,
+            base,
+          );
           log(
             `  Debezium: ${d.events_per_sec} events/s (${d.seconds} s incl. ${d.startup_seconds} s startup), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
           );
           return d;
         };
-        if (!compare) result.catchup = await runOurs(0);
-        else {
-          const d = DEBEZIUM_FIRST ? await runDebezium(0) : undefined;
-          const r = await runOurs(DEBEZIUM_FIRST ? events : 0);
-          compare.catchup = { outbox_tail: r, debezium: d ?? (await runDebezium(events)) };
-          result.catchup = r;
-          compare.record_match = await matchRecords(kafka, backlog.topic, 2 * events);
-          log(`  record bytes: ${recordMatchLine(compare.record_match)}`);
+        for (const mode of nextModes()) {
+          const beside = compare && mode === 'at-least-once';
+          const d = beside && DEBEZIUM_FIRST ? await runDebezium(0) : undefined;
+          const base = beside && DEBEZIUM_FIRST ? events : 0;
+          const r = await relayCatchup(
+            ctx,
+            `catchup-${mode}`,
+            backlog.slots[MODES.indexOf(mode)]!,
+            backlog.type,
+            events,
+            backlog.endLsn,
+            mode,
+            startOutboxTail,
+            base,
+          );
+          log(
+            `  relay${tag(mode)}: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}${txnLine(r.relay_sends)}`,
+          );
+          put(mode, 'catchup', r);
+          if (compare && beside) {
+            compare.catchup = { outbox_tail: r, debezium: d ?? (await runDebezium(events)) };
+            compare.record_match = await matchRecords(kafka, backlog.topic, 2 * events);
+            log(`  record bytes: ${recordMatchLine(compare.record_match)}`);
+          }
         }
       }
       for (const s of backlog.slots) await dropSlot(db.url, s);
     }
     if (has('catchup_batched')) {
       log(`catchup_batched: ${events} rows in 100-row transactions`);
-      const backlog = await prepareBacklog(ctx, 'batched', events, 100, 1);
-      const r = await relayCatchup(ctx, 'catchup-batched', backlog.slots[0]!, backlog.topic, events, backlog.endLsn);
-      log(`  relay: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}`);
-      result.catchup_batched = r;
-      await dropSlot(db.url, backlog.slots[0]!);
+      const backlog = await prepareBacklog(ctx, 'batched', events, 100, MODES.length);
+      for (const mode of nextModes()) {
+        const r = await relayCatchup(ctx, `catchup-batched-${mode}`, backlog.slots[MODES.indexOf(mode)]!, backlog.type, events, backlog.endLsn, mode);
+        log(
+          `  relay${tag(mode)}: ${r.events_per_sec} events/s (${r.seconds} s incl. ${r.startup_seconds} s startup), peak RSS ${r.peak_rss_mb} MB; ${cpuLine(r.cpu)}${txnLine(r.relay_sends)}`,
+        );
+        put(mode, 'catchup_batched', r);
+      }
+      for (const s of backlog.slots) await dropSlot(db.url, s);
     }
     if (has('big_txn')) {
       log(`big_txn: one transaction of ${opts.bigRows} rows`);
-      const r = await bigTxn(ctx, opts.bigRows);
-      log(`  relay: ${r.seconds} s after commit, peak RSS ${r.peak_rss_mb} MB (idle ${r.idle_rss_mb} MB)`);
-      result.big_txn = r;
+      for (const mode of nextModes()) {
+        const r = await bigTxn(ctx, opts.bigRows, mode);
+        log(`  relay${tag(mode)}: ${r.seconds} s after commit, peak RSS ${r.peak_rss_mb} MB (idle ${r.idle_rss_mb} MB)${txnLine(r.relay_sends)}`);
+        put(mode, 'big_txn', r);
+      }
     }
     if (has('steady')) {
-      const out: SteadyResult[] = [];
       const runDebezium = async (rate: number) => {
-        const d = await steady(ctx, 'debezium', rate, 'outbox', (type) => startRelayOn(ctx, `debezium-steady-${rate}`, type, startDebezium));
+        const d = await steady(ctx, 'debezium', rate, 'outbox', (type) => startRelayOn(ctx, `debezium-steady-${rate}`, type, 'at-least-once', startDebezium));
         log(
           `  Debezium ${rate}/s: p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, max ${d.max_ms} ms (${d.records} records, writer ${d.achieved_rate}/s), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
         );
         return d;
       };
       for (const rate of opts.rates) {
-        const first = compare && DEBEZIUM_FIRST ? await runDebezium(rate) : undefined;
-        const r = await steady(ctx, 'steady', rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}`, type));
-        const sends = r.relay_sends;
-        const sendLine = sends
-          ? `; ${sends.requests} produce requests of ${sends.mean_records} records, ${sends.mean_ms} ms mean, ${Math.round(sends.over_10ms * 100)}% > 10 ms, ${Math.round(sends.over_25ms * 100)}% > 25 ms; event-loop delay (10 ms sampler, raw) p99 ${sends.event_loop_p99_ms} ms, max ${sends.event_loop_max_ms} ms; ${sends.gc_major_count} major GCs, ${sends.gc_major_total_ms} ms`
-          : '';
-        log(
-          `  relay ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}; ${cpuLine(r.cpu)}`,
-        );
-        out.push(r);
-        if (compare) compare.steady.push({ rate, outbox_tail: r, debezium: first ?? (await runDebezium(rate)) });
+        for (const mode of nextModes()) {
+          // With --compare, Debezium Server runs beside the at-least-once relay only (right before or after it).
+          const beside = compare && mode === 'at-least-once';
+          const first = beside && DEBEZIUM_FIRST ? await runDebezium(rate) : undefined;
+          const label = mode === 'exactly-once' ? 'steady_eos' : 'steady';
+          const r = await steady(ctx, label, rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}-${mode}`, type, mode), mode);
+          const sends = r.relay_sends;
+          const sendLine = sends
+            ? `; ${sends.requests} produce requests of ${sends.mean_records} records, ${sends.mean_ms} ms mean, ${Math.round(sends.over_10ms * 100)}% > 10 ms, ${Math.round(sends.over_25ms * 100)}% > 25 ms; event-loop delay (10 ms sampler, raw) p99 ${sends.event_loop_p99_ms} ms, max ${sends.event_loop_max_ms} ms; ${sends.gc_major_count} major GCs, ${sends.gc_major_total_ms} ms`
+            : '';
+          const appended = mode === 'exactly-once' ? ` (appended: p50 ${r.p50_ms_appended} ms, p99 ${r.p99_ms_appended} ms)` : '';
+          log(
+            `  relay${tag(mode)} ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms${appended} (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}${txnLine(sends ?? null)}; ${cpuLine(r.cpu)}`,
+          );
+          putSteady(mode, r);
+          if (compare && beside) compare.steady.push({ rate, outbox_tail: r, debezium: first ?? (await runDebezium(rate)) });
+        }
       }
-      result.steady = out;
     }
     if (has('polling')) {
       log(`polling_baseline: catch-up of ${events} rows, then steady rates (poll interval ${opts.pollIntervalMs} ms)`);
@@ -847,6 +1044,7 @@ async function main(): Promise<void> {
     );
   }
   if (compare) result.compare = compare;
+  if (Object.keys(eos).length > 0) result.exactly_once = eos;
   result.targets = targets(result);
   result.env = {
     cpus: cpus().length,
@@ -855,6 +1053,7 @@ async function main(): Promise<void> {
     loadavg_1m_at_start: round(loadAtStart, 2),
     loadavg_1m_at_end: round(loadavg()[0]!, 2),
     kafka_client: opts.kafkaClient,
+    delivery: MODES,
     node: process.version,
     ...(debezium ? { debezium: debezium.version, debezium_java: debezium.javaVersion } : {}),
     postgres: versions.postgres,
@@ -867,6 +1066,7 @@ async function main(): Promise<void> {
     node_args: opts.nodeArgs,
     wall_seconds: Math.round((Date.now() - t0) / 1000),
   };
+  if (flags['json-out']) writeFileSync(flags['json-out'], `${JSON.stringify(result)}\n`);
   if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else process.stdout.write(table(result) + (compare ? `\n${compareTable(compare, result.env as Record<string, unknown>)}` : ''));
   // With --json, the side-by-side table still reaches the terminal, with the progress.
@@ -935,6 +1135,19 @@ function targets(r: Record<string, unknown>): Verdict[] {
     const p = polling?.steady.find((x) => x.rate === s.rate);
     if (p) out.push({ target: `beats polling: p99 at ${s.rate}/s`, value: `${s.p99_ms} vs ${p.p99_ms} ms`, ok: s.p99_ms < p.p99_ms });
   }
+  const eos = r.exactly_once as { catchup?: CatchupResult; catchup_batched?: CatchupResult; steady?: SteadyResult[] } | undefined;
+  for (const key of ['catchup', 'catchup_batched'] as const) {
+    const alo = r[key] as CatchupResult | undefined;
+    const e = eos?.[key];
+    if (alo && e)
+      out.push({
+        target: `exactly-once ${key} >= 0.8 x at-least-once`,
+        value: `${round(e.events_per_sec / alo.events_per_sec, 2)} x (${e.events_per_sec} vs ${alo.events_per_sec})`,
+        ok: e.events_per_sec >= 0.8 * alo.events_per_sec,
+      });
+  }
+  const eos5k = eos?.steady?.find((s) => s.rate === 5000);
+  if (eos5k) out.push({ target: 'exactly-once steady 5,000/s p99 <= 25 ms (read_committed)', value: `${eos5k.p99_ms} ms`, ok: eos5k.p99_ms <= 25 });
   return out;
 }
 
@@ -999,6 +1212,9 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
     c.steady.length
       ? `steady: ${opts.warmupSeconds} s warm-up, ${opts.steadySeconds} s measured, ${DEBEZIUM_FIRST ? 'Debezium' : 'outbox-tail'} first; latency = LogAppendTime - INSERT sent`
       : null,
+    MODES.length > 1
+      ? 'outbox-tail here is the at-least-once relay (Debezium delivers at least once); exactly-once: "delivery modes" table, "exactly_once" in the JSON'
+      : null,
     c.record_match ? `record bytes: ${recordMatchLine(c.record_match)}` : null,
     `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: test/bench/debezium/application.properties${Object.entries(
       c.debezium.props,
@@ -1038,8 +1254,61 @@ function table(r: Record<string, unknown>): string {
     `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
     ...rows.slice(1).map(fmt),
   ];
+  const eosTable = deliveryTable(r);
   const verdicts = (r.targets as Verdict[]).map((v) => `  ${v.ok ? 'PASS' : 'FAIL'}  ${v.target}: ${v.value}`);
-  return `${lines.join('\n')}\n\ntargets:\n${verdicts.join('\n')}\n`;
+  return `${lines.join('\n')}\n${eosTable}\ntargets:\n${verdicts.join('\n')}\n`;
+}
+
+/** The delivery modes side by side (the exactly-once results, and the at-least-once ones of the same run when there are). */
+function deliveryTable(r: Record<string, unknown>): string {
+  const eos = r.exactly_once as { catchup?: CatchupResult; catchup_batched?: CatchupResult; big_txn?: BigTxnResult; steady?: SteadyResult[] } | undefined;
+  if (!eos) return '';
+  const rows: string[][] = [['scenario', 'at-least-once', 'exactly-once', 'ratio', 'PG txns per Kafka txn', 'commit mean ms']];
+  const c = (x: unknown) => (x === undefined || x === null ? '-' : String(x));
+  const txn = (sends: RelaySends | null | undefined) => [
+    c(sends?.kafka_transactions?.pg_transactions_per_commit),
+    c(sends?.kafka_transactions?.commit_mean_ms),
+  ];
+  for (const key of ['catchup', 'catchup_batched'] as const) {
+    const a = r[key] as CatchupResult | undefined;
+    const e = eos[key];
+    if (!e) continue;
+    rows.push([
+      `${key}, events/s (peak RSS MB)`,
+      a ? `${a.events_per_sec} (${a.peak_rss_mb})` : '-',
+      `${e.events_per_sec} (${e.peak_rss_mb})`,
+      a ? c(round(e.events_per_sec / a.events_per_sec, 2)) : '-',
+      ...txn(e.relay_sends),
+    ]);
+  }
+  const bigA = r.big_txn as BigTxnResult | undefined;
+  if (eos.big_txn)
+    rows.push([
+      `big_txn ${eos.big_txn.rows} rows, s (peak RSS MB)`,
+      bigA ? `${bigA.seconds} (${bigA.peak_rss_mb})` : '-',
+      `${eos.big_txn.seconds} (${eos.big_txn.peak_rss_mb})`,
+      bigA ? c(round(eos.big_txn.seconds / bigA.seconds, 2)) : '-',
+      ...txn(eos.big_txn.relay_sends),
+    ]);
+  for (const e of eos.steady ?? []) {
+    const a = (r.steady as SteadyResult[] | undefined)?.find((x) => x.rate === e.rate);
+    const lat = (s: SteadyResult) => `${s.p50_ms} / ${s.p99_ms} / ${s.max_ms}`;
+    rows.push([
+      `steady ${e.rate}/s p50 / p99 / max ms`,
+      a ? lat(a) : '-',
+      `${lat(e)} (appended p99 ${e.p99_ms_appended})`,
+      a ? c(round(e.p99_ms / a.p99_ms, 2)) : '-',
+      ...txn(e.relay_sends),
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  const lines = [
+    fmt(rows[0]!),
+    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...rows.slice(1).map(fmt),
+  ];
+  return `\ndelivery modes (exactly-once latency = until a read_committed consumer may see the record; load average 1 min ${r.env ? (r.env as { loadavg_1m_at_start: number }).loadavg_1m_at_start : '-'} at start):\n${lines.join('\n')}\n`;
 }
 
 main().then(

@@ -76,4 +76,40 @@ describe('benchmark smoke run', () => {
       expect(s.p99_ms).toBeLessThanOrEqual(s.max_ms);
     }
   });
+
+  it('with --delivery exactly-once puts the results under exactly_once, with the Kafka transactions they took', { timeout: 300_000 }, async () => {
+    const { code, stdout, stderr } = await runBench([
+      '--quick',
+      '--json',
+      '--delivery',
+      'exactly-once',
+      '--scenarios',
+      'catchup,steady',
+      '--events',
+      '2000',
+      '--rates',
+      '300',
+      '--steady-seconds',
+      '2',
+      '--warmup-seconds',
+      '0.5',
+      '--database-url',
+      stack.databaseUrl,
+      '--brokers',
+      stack.brokers.join(','),
+    ]);
+    expect(code, stderr.slice(-3000)).toBe(0);
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    const transactions = { commits: number, pg_transactions_per_commit: number, records_per_commit: number, commit_mean_ms: number };
+    expect(result).toMatchObject({
+      exactly_once: {
+        catchup: { events: 2000, delivery: 'exactly-once', records_in_kafka: 2000, relay_sends: { kafka_transactions: transactions } },
+        steady: [{ rate: 300, delivery: 'exactly-once', p99_ms: number, p99_ms_appended: number, relay_sends: { kafka_transactions: transactions } }],
+      },
+    });
+    expect(result).not.toHaveProperty('catchup');
+    // Visible to read_committed (the commit marker) never before the record's own append.
+    const [s] = (result.exactly_once as { steady: Array<{ p50_ms: number; p50_ms_appended: number }> }).steady;
+    expect(s!.p50_ms).toBeGreaterThanOrEqual(s!.p50_ms_appended);
+  });
 });

@@ -63,6 +63,7 @@ export type RelayVariant =
   | 'watermark-after-commit'
   | 'confirm-before-commit'
   | 'skip-rule-off-by-one'
+  | 'skip-rule-one-too-many'
   | 'slow-commit'
   | 'slow-commit-unfenced'
   | 'no-start-checks'

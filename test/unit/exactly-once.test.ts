@@ -3,7 +3,13 @@ import { resolveConfig } from '../../src/config/resolve-config.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import { alreadyPublished } from '../../src/exactly-once/skip-published.js';
 import { decodeWatermark, encodeWatermark, type Watermark } from '../../src/exactly-once/watermark.js';
-import { endsTransaction, transactionalBatchSize, type TransactionBatchable } from '../../src/publish/batching.js';
+import {
+  endsTransaction,
+  KAFKA_TRANSACTION_SPAN_MS,
+  keepKafkaTransactionOpen,
+  transactionalBatchSize,
+  type TransactionBatchable,
+} from '../../src/publish/batching.js';
 import { Lsn } from '../../src/replication/lsn.js';
 
 const lsn = (n: number) => Lsn.of(BigInt(n));
@@ -53,6 +59,21 @@ describe('exactly-once batches end at PostgreSQL transaction boundaries', () => 
     expect(endsTransaction(done, { bytes: 1, record: {}, txn: done2 })).toBe(true);
     expect(endsTransaction(done, { bytes: 1, record: {}, txn: done })).toBe(false);
     expect(endsTransaction(open, undefined)).toBe(false);
+  });
+});
+
+describe('exactly-once: one Kafka transaction spans several batches only in a backlog', () => {
+  const limits = { batchMaxMessages: 100, batchMaxBytes: 1_000 };
+  it('keeps the Kafka transaction open while a full batch is queued (by count or by bytes) and it is young', () => {
+    expect(keepKafkaTransactionOpen({ messages: 100, bytes: 10 }, 0, limits)).toBe(true);
+    expect(keepKafkaTransactionOpen({ messages: 1, bytes: 1_000 }, KAFKA_TRANSACTION_SPAN_MS - 1, limits)).toBe(true);
+  });
+  it('commits at once with less than a full batch queued (a steady rate: no record waits for later ones)', () => {
+    expect(keepKafkaTransactionOpen({ messages: 99, bytes: 999 }, 0, limits)).toBe(false);
+    expect(keepKafkaTransactionOpen({ messages: 0, bytes: 0 }, 0, limits)).toBe(false);
+  });
+  it('commits once the Kafka transaction is KAFKA_TRANSACTION_SPAN_MS old, backlog or not', () => {
+    expect(keepKafkaTransactionOpen({ messages: 1_000, bytes: 100_000 }, KAFKA_TRANSACTION_SPAN_MS, limits)).toBe(false);
   });
 });
 

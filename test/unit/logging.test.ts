@@ -37,6 +37,14 @@ describe('kafkajsLogCreator', () => {
       ['debug', 'on purpose'],
       ['debug', 'chatty'],
     ]);
+    const errors = captureLogs('debug');
+    const quiet = kafkajsLogCreator(errors.logger, new Set(), new Set(['normal retry']))(logLevel.DEBUG);
+    quiet({ ...entry('normal retry'), level: logLevel.ERROR });
+    quiet({ ...entry('real failure'), level: logLevel.ERROR });
+    expect(errors.lines.map((l) => [l.level, l.msg])).toEqual([
+      ['debug', 'normal retry'],
+      ['error', 'real failure'],
+    ]);
     expect(lines[0]).toMatchObject({ kafkajs: 'Producer', broker: 'b:9092' });
     expect(lines[0]).not.toHaveProperty('timestamp');
   });

@@ -5,7 +5,7 @@ import { registerConsumerMetrics } from '../../src/observability/consumer-metric
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
 import { RelayStats } from '../../src/relay/relay-stats.js';
 import { Lsn } from '../../src/replication/lsn.js';
-import type { Sink, SinkRecord } from '../../src/sink/sink.js';
+import type { Sink, SinkRecord, TransactionalSink } from '../../src/sink/sink.js';
 
 const PG_EPOCH_MS = 946_684_800_000;
 const micros = (unixMs: number) => BigInt(unixMs - PG_EPOCH_MS) * 1000n;
@@ -103,6 +103,36 @@ describe('relay metrics', () => {
     expect(sample(text, 'outbox_tail_batch_bytes_sum')).toBe(3500);
     expect(sample(text, 'outbox_tail_kafka_send_duration_seconds_count{outcome="ok"}')).toBe(2);
     expect(sample(text, 'outbox_tail_kafka_send_duration_seconds_count{outcome="error"}')).toBe(1);
+  });
+
+  it('exactly-once: counts Kafka transactions and what they carried, times commits, and counts a batch sent with its watermark', async () => {
+    const registry = new Registry();
+    const stats = new RelayStats();
+    const metrics = createRelayMetrics(registry, stats);
+    const inner: TransactionalSink = {
+      transactional: true,
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+      metadata: async () => ({ brokers: 1, topics: new Map() }),
+      send: async () => undefined,
+      readWatermark: async () => null,
+      commit: async () => undefined,
+      abort: async () => undefined,
+    };
+    const sink = metrics.instrumentSink(inner) as TransactionalSink;
+    const position = { lsn: Lsn.of(10n), commitLsn: Lsn.of(5n), commitTime: null, count: 3 };
+    await sink.send([record('a', 100), record('a', 100)]);
+    await sink.commit(position, [record('a', 100)]);
+    await sink.commit(position);
+    stats.kafkaTransactions = 2;
+    stats.kafkaTransactionsPgTransactions = 7;
+    const text = await registry.metrics();
+    expect(sample(text, 'outbox_tail_kafka_transactions_total')).toBe(2);
+    expect(sample(text, 'outbox_tail_kafka_transaction_pg_transactions_total')).toBe(7);
+    expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="ok"}')).toBe(2);
+    expect(sample(text, 'outbox_tail_batches_total')).toBe(2);
+    expect(sample(text, 'outbox_tail_batch_records_sum')).toBe(3);
+    expect(sample(text, 'outbox_tail_kafka_send_duration_seconds_count{outcome="ok"}')).toBe(1);
   });
 
   it('reports a missing slot and a lost slot as wal_status states', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import type { OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
+import { alreadyPublished } from '../../src/exactly-once/skip-published.js';
 import { badRowPolicies } from '../../src/publish/bad-row-policy.js';
 import { PublishingStage, type PublishCounters } from '../../src/publish/publishing-stage.js';
 import { Lsn } from '../../src/replication/lsn.js';
@@ -36,6 +37,8 @@ function bed(
     config?: Partial<Parameters<typeof badRowPolicies>[0]>;
     limits?: Partial<ConstructorParameters<typeof PublishingStage>[0]['limits']>;
     refuse?: (records: readonly SinkRecord[]) => Error | null;
+    /** --delivery exactly-once with a recording transactional sink. */
+    exactlyOnce?: boolean;
   } = {},
 ) {
   const checkpointer = new Checkpointer();
@@ -58,11 +61,34 @@ function bed(
     recordsPublished: 0,
     deadLettered: 0,
     batches: 0,
+    kafkaTransactions: 0,
+    kafkaTransactionsPgTransactions: 0,
     published: [],
     onPublished: (topic) => counters.published.push(topic),
   };
   let confirms = 0;
+  /** Exactly-once: each commit's watermark LSN and how many batches had been sent when it committed. */
+  const commits: Array<{ lsn: bigint; afterBatches: number }> = [];
+  const record = async (records: readonly SinkRecord[]) => {
+    const refused = options.refuse?.(records);
+    if (refused) throw refused;
+    sent.push(records.map((r) => r.headers.id ?? r.key));
+  };
   const stage = new PublishingStage({
+    exactlyOnce: options.exactlyOnce
+      ? {
+          sink: {
+            send: record,
+            commit: async (position, records) => {
+              if (records?.length) await record(records);
+              commits.push({ lsn: position.lsn, afterBatches: sent.length });
+            },
+            abort: async () => undefined,
+          },
+          skipRule: alreadyPublished,
+          frontier: checkpointer,
+        }
+      : null,
     sink: {
       send: async (records) => {
         const refused = options.refuse?.(records);
@@ -85,10 +111,60 @@ function bed(
     t.endLsn = Lsn.of(t.commitLsn + 10n);
     checkpointer.committed(t);
   };
-  return { stage, checkpointer, sent, flow, counters, push, confirms: () => confirms };
+  return { stage, checkpointer, sent, flow, counters, push, commits, confirms: () => confirms };
 }
 
 const tooLarge = () => new OutboxTailError('MESSAGE_TOO_LARGE', 'too large');
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('PublishingStage, exactly-once: Kafka transactions of whole PostgreSQL transactions', () => {
+  it('in a backlog (a full batch queued) one Kafka transaction takes several batches and commits once', async () => {
+    const b = bed({ exactlyOnce: true, limits: { batchMaxMessages: 2 } });
+    const ts = Array.from({ length: 6 }, () => txn());
+    for (const [i, t] of ts.entries()) b.push(t, event(t, `e${i}`));
+    const running = b.stage.run();
+    await tick();
+    b.stage.drain();
+    await running;
+    expect(b.sent).toEqual([
+      ['e0', 'e1'],
+      ['e2', 'e3'],
+      ['e4', 'e5'],
+    ]);
+    expect(b.commits).toEqual([{ lsn: ts[5]!.endLsn, afterBatches: 3 }]);
+    expect(b.counters).toMatchObject({ kafkaTransactions: 1, kafkaTransactionsPgTransactions: 6, recordsPublished: 6 });
+    expect(b.checkpointer.safeLsn).toBe(ts[5]!.endLsn);
+  });
+
+  it('with less than a full batch queued each batch commits at once (nothing waits for later records)', async () => {
+    const b = bed({ exactlyOnce: true, limits: { batchMaxMessages: 2 } });
+    const ts = Array.from({ length: 3 }, () => txn());
+    for (const [i, t] of ts.entries()) b.push(t, event(t, `e${i}`));
+    const running = b.stage.run();
+    await tick();
+    b.stage.drain();
+    await running;
+    expect(b.commits).toEqual([
+      { lsn: ts[1]!.endLsn, afterBatches: 1 },
+      { lsn: ts[2]!.endLsn, afterBatches: 2 },
+    ]);
+    expect(b.counters).toMatchObject({ kafkaTransactions: 2, kafkaTransactionsPgTransactions: 3 });
+  });
+
+  it('commits what comes before a malformed row before halting on it, even in a backlog', async () => {
+    const b = bed({ exactlyOnce: true, limits: { batchMaxMessages: 2 } });
+    const [t1, t2, t3] = [txn(), txn(), txn()];
+    b.push(t1, event(t1, 'a'));
+    b.push(t2, event(t2, 'b'));
+    b.push(t3, malformed(t3, 'bad'), event(t3, 'after'));
+    await expect(b.stage.run()).rejects.toMatchObject({ code: 'MALFORMED_ROW' });
+    expect(b.sent).toEqual([['a', 'b']]);
+    expect(b.commits).toEqual([{ lsn: t2.endLsn, afterBatches: 1 }]);
+    expect(b.confirms()).toBe(1);
+    expect(b.checkpointer.safeLsn).toBe(t2.endLsn);
+  });
+});
 
 describe('PublishingStage', () => {
   it('publishes queued items in order, in batches, and moves the frontier only as Kafka acknowledges', async () => {
