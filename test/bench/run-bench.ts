@@ -86,7 +86,7 @@ if (flags.help) {
   --steady-seconds S    measured seconds per steady rate (default 30; --quick 5)
   --write-seconds S     write_side: seconds each way of writing runs (default 10; --quick 3)
   --write-concurrency C write_side: clients writing at once, as fast as they go (default 4)
-  --write-rounds R      write_side: every way of writing R times, in alternating order (default 2)
+  --write-rounds R      write_side: every way of writing R times, in alternating order (default 3; --quick 2)
   --warmup-seconds S    seconds written before measuring, per steady run (default 2; --quick 1;
                         10 with --compare: Debezium's JIT needs seconds to warm up)
   --partitions P        partitions of every bench topic (default 3)
@@ -125,7 +125,7 @@ const opts = {
   steadySeconds: num(flags['steady-seconds'], quick ? 5 : 30),
   writeSeconds: num(flags['write-seconds'], quick ? 3 : 10),
   writeConcurrency: num(flags['write-concurrency'], 4),
-  writeRounds: num(flags['write-rounds'], 2),
+  writeRounds: num(flags['write-rounds'], quick ? 2 : 3),
   warmupSeconds: num(flags['warmup-seconds'], quick ? 1 : 2),
   partitions: num(flags.partitions, 3),
   scenarios: new Set<Scenario>((flags.scenarios?.split(',') as Scenario[] | undefined) ?? SCENARIOS),
@@ -682,6 +682,9 @@ async function bigTxn(ctx: Ctx, rows: number): Promise<{ rows: number; seconds: 
 interface WriteSideRound {
   transactions: number;
   seconds: number;
+  /** CPU seconds of the writers' PostgreSQL backends (null off this machine) and of the bench process's clients. */
+  backend_cpu_seconds: number | null;
+  client_cpu_seconds: number;
   wal_bytes: number;
   outbox_bytes_left: number;
   orders_bytes_left: number;
@@ -695,6 +698,12 @@ interface WriteSideResult {
   transactions: number;
   seconds: number;
   transactions_per_sec: number;
+  /**
+   * CPU per transaction of the writers' PostgreSQL backends and of the clients (pg, writeOutboxEvent):
+   * what a write costs, which the machine's other load moves far less than transactions/s.
+   */
+  backend_us_per_txn: number | null;
+  client_us_per_txn: number;
   /** pg_current_wal_lsn() after minus before, per transaction (the orders row and, but for `none`, its event). */
   wal_bytes_per_txn: number;
   /** wal_bytes_per_txn minus that of `none` (the orders row alone): what the event costs in WAL. */
@@ -709,10 +718,10 @@ interface WriteSideResult {
   rounds: WriteSideRound[];
 }
 
-async function writeSideRound(ctx: Ctx, variant: WriteSideVariant, round: number, firstId: number): Promise<WriteSideRound> {
+async function writeSideRound(ctx: Ctx, variant: WriteSideVariant, roundNo: number, firstId: number): Promise<WriteSideRound> {
   const size = async (table: string) =>
     Number((await ctx.pg.query<{ n: string }>('select pg_total_relation_size($1::regclass)::text as n', [table])).rows[0]!.n);
-  const type = `bench_ws_${variant}_${round}_${ctx.runId}`;
+  const type = `bench_ws_${variant}_${roundNo}_${ctx.runId}`;
   const topic = `outbox.event.${type}`;
   // The same start for each: empty tables, a fresh checkpoint (its full-page writes hit every run alike).
   await ctx.pg.query(`truncate outbox, ${WRITE_SIDE_ORDERS_TABLE}`);
@@ -733,6 +742,8 @@ async function writeSideRound(ctx: Ctx, variant: WriteSideVariant, round: number
     const r: WriteSideRound = {
       transactions: w.transactions,
       seconds: round2(w.seconds),
+      backend_cpu_seconds: w.backendCpuSeconds === null ? null : round2(w.backendCpuSeconds),
+      client_cpu_seconds: round2(w.clientCpuSeconds),
       wal_bytes: Number(lsn1 - lsn0),
       outbox_bytes_left: (await size('outbox')) - outbox0,
       orders_bytes_left: (await size(WRITE_SIDE_ORDERS_TABLE)) - orders0,
@@ -740,7 +751,7 @@ async function writeSideRound(ctx: Ctx, variant: WriteSideVariant, round: number
       loadavg_1m: load,
     };
     log(
-      `  ${variant} (round ${round}): ${r.transactions} transactions in ${r.seconds} s = ${Math.round(r.transactions / r.seconds)}/s, ${Math.round(r.wal_bytes / r.transactions)} WAL bytes per transaction, left behind: outbox ${r.outbox_bytes_left} B, orders ${r.orders_bytes_left} B; load ${load}`,
+      `  ${variant} (round ${roundNo}): ${r.transactions} transactions in ${r.seconds} s = ${Math.round(r.transactions / r.seconds)}/s, CPU per transaction: backends ${r.backend_cpu_seconds === null ? '-' : `${round((r.backend_cpu_seconds * 1e6) / r.transactions)} us`}, client ${round((r.client_cpu_seconds * 1e6) / r.transactions)} us; ${Math.round(r.wal_bytes / r.transactions)} WAL bytes per transaction, left behind: outbox ${r.outbox_bytes_left} B, orders ${r.orders_bytes_left} B; load ${load}`,
     );
     if (slot) {
       const env: Record<string, string> = variant === 'table' ? {} : { OUTBOX_TAIL_SOURCE: 'messages' };
@@ -792,6 +803,8 @@ async function writeSide(
       transactions,
       seconds: round2(seconds),
       transactions_per_sec: Math.round(transactions / seconds),
+      backend_us_per_txn: rs.every((r) => r.backend_cpu_seconds !== null) ? round((sum(rs, (r) => r.backend_cpu_seconds!) * 1e6) / transactions) : null,
+      client_us_per_txn: round((sum(rs, (r) => r.client_cpu_seconds) * 1e6) / transactions),
       wal_bytes_per_txn: Math.round(walPerTxn(rs)),
       event_wal_bytes: variant === 'none' ? null : Math.round(walPerTxn(rs) - noneWal),
       outbox_bytes_per_txn: Math.round(sum(rs, (r) => r.outbox_bytes_left) / transactions),
@@ -1232,6 +1245,8 @@ function writeSideTable(
     [
       'write side',
       'txn/s',
+      'backend CPU us/txn',
+      'client CPU us/txn',
       'WAL B/txn',
       'event WAL B',
       'outbox left B/txn',
@@ -1247,6 +1262,8 @@ function writeSideTable(
     rows.push([
       label[v.variant],
       String(v.transactions_per_sec),
+      v.backend_us_per_txn === null ? '-' : String(v.backend_us_per_txn),
+      String(v.client_us_per_txn),
       String(v.wal_bytes_per_txn),
       v.event_wal_bytes === null ? '-' : String(v.event_wal_bytes),
       String(v.outbox_bytes_per_txn),

@@ -12,6 +12,7 @@
  */
 import pg from 'pg';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
+import { processCpuSeconds } from '../support/proc-stats.js';
 
 export const WRITE_SIDE_VARIANTS = ['none', 'table', 'message', 'emit'] as const;
 export type WriteSideVariant = (typeof WRITE_SIDE_VARIANTS)[number];
@@ -42,6 +43,14 @@ export interface WriteSideRun {
   transactions: number;
   seconds: number;
   errors: number;
+  /**
+   * CPU seconds (user + system, /proc) of the writers' PostgreSQL backends
+   * over the run, and of this process (the clients: pg, writeOutboxEvent):
+   * what the writes cost, whatever else the machine runs. Null for the
+   * backends when the server is not on this machine.
+   */
+  backendCpuSeconds: number | null;
+  clientCpuSeconds: number;
 }
 
 /** `concurrency` clients write orders `firstId`, `firstId + 1`, ... for `seconds`, each order one transaction (synchronous_commit as the server has it). */
@@ -64,6 +73,13 @@ export async function runWriteSide(options: {
       return c;
     }),
   );
+  const pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid));
+  const backendCpu = () => {
+    const each = pids.map((pid) => processCpuSeconds(pid));
+    return each.every((x) => x !== null) ? each.reduce((a, x) => a + x!, 0) : null;
+  };
+  const backend0 = backendCpu();
+  const client0 = process.cpuUsage();
   const t0 = performance.now();
   const until = t0 + options.seconds * 1000;
   try {
@@ -92,8 +108,17 @@ export async function runWriteSide(options: {
         }
       }),
     );
+    const seconds = (performance.now() - t0) / 1000;
+    const backend1 = backendCpu();
+    const client = process.cpuUsage(client0);
+    return {
+      transactions,
+      seconds,
+      errors,
+      backendCpuSeconds: backend0 === null || backend1 === null ? null : backend1 - backend0,
+      clientCpuSeconds: (client.user + client.system) / 1e6,
+    };
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
   }
-  return { transactions, seconds: (performance.now() - t0) / 1000, errors };
 }
