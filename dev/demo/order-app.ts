@@ -38,6 +38,24 @@ export async function createOrdersTable(client: pg.ClientBase): Promise<void> {
     cancelled_event_id text)`);
 }
 
+/**
+ * The committed events, as a query of one column `id`: the outbox rows, or via
+ * message the event ids the order rows committed with (there is no outbox
+ * table to count). `eventType` narrows it to one write path.
+ */
+export function committedEventIdsSql(via: EventVia, eventType: 'OrderCreated' | 'OrderCancelled' | null = null): string {
+  if (via === 'table') return `select id::text from outbox${eventType ? ` where event_type = '${eventType}'` : ''}`;
+  return [
+    ...(eventType !== 'OrderCancelled' ? ['select created_event_id as id from orders where created_event_id is not null'] : []),
+    ...(eventType !== 'OrderCreated' ? ['select cancelled_event_id as id from orders where cancelled_event_id is not null'] : []),
+  ].join(' union all ');
+}
+
+/** The OrderCancelled payload of order `id` (what cancelOrder writes). */
+export function orderCancelledPayload(id: number): { orderId: number; reason: string } {
+  return { orderId: id, reason: 'customer request' };
+}
+
 /** One order and its OrderCreated event, in one transaction. */
 export async function createOrder(client: pg.ClientBase, id: number, options: OrderWriteOptions = {}): Promise<string> {
   await client.query('begin');
@@ -72,7 +90,7 @@ export async function cancelOrder(client: pg.ClientBase, id: number, options: Or
   try {
     const eventId = await writeOutboxEvent(
       client,
-      { aggregateType: ORDER_AGGREGATE, aggregateId: String(id), eventType: 'OrderCancelled', payload: { orderId: id, reason: 'customer request' } },
+      { aggregateType: ORDER_AGGREGATE, aggregateId: String(id), eventType: 'OrderCancelled', payload: orderCancelledPayload(id) },
       { via: options.via ?? 'table' },
     );
     const updated = await client.query(

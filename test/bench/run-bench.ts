@@ -38,12 +38,13 @@ import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
 import { nowMs, runWriter, type WriterResult } from './writer.js';
+import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VARIANTS, type WriteSideVariant } from './write-side.js';
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
 import { matchRecords, type RecordMatch } from './debezium/record-match.js';
 
 // ---------------------------------------------------------------- options
 
-const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling'] as const;
+const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const { values: flags } = parseArgs({
@@ -52,6 +53,9 @@ const { values: flags } = parseArgs({
     'big-rows': { type: 'string' },
     rates: { type: 'string' },
     'steady-seconds': { type: 'string' },
+    'write-seconds': { type: 'string' },
+    'write-concurrency': { type: 'string' },
+    'write-rounds': { type: 'string' },
     'warmup-seconds': { type: 'string' },
     partitions: { type: 'string' },
     scenarios: { type: 'string' },
@@ -84,6 +88,9 @@ if (flags.help) {
   --big-rows N          rows of the big transaction (default 100000; --quick 20000)
   --rates A,B           steady writer rates per second (default 2000,5000)
   --steady-seconds S    measured seconds per steady rate (default 30; --quick 5)
+  --write-seconds S     write_side: seconds each way of writing runs (default 10; --quick 3)
+  --write-concurrency C write_side: clients writing at once, as fast as they go (default 4)
+  --write-rounds R      write_side: every way of writing R times, in alternating order (default 3; --quick 2)
   --warmup-seconds S    seconds written before measuring, per steady run (default 2; --quick 1;
                         10 with --compare: Debezium's JIT needs seconds to warm up)
   --partitions P        partitions of every bench topic (default 3)
@@ -127,6 +134,9 @@ const opts = {
   bigRows: num(flags['big-rows'], quick ? 20_000 : 100_000),
   rates: (flags.rates ?? '2000,5000').split(',').map(Number),
   steadySeconds: num(flags['steady-seconds'], quick ? 5 : 30),
+  writeSeconds: num(flags['write-seconds'], quick ? 3 : 10),
+  writeConcurrency: num(flags['write-concurrency'], 4),
+  writeRounds: num(flags['write-rounds'], quick ? 2 : 3),
   warmupSeconds: num(flags['warmup-seconds'], quick ? 1 : 2),
   partitions: num(flags.partitions, 3),
   scenarios: new Set<Scenario>((flags.scenarios?.split(',') as Scenario[] | undefined) ?? SCENARIOS),
@@ -185,6 +195,9 @@ for (const [k, v] of [
   ['events', opts.events],
   ['big-rows', opts.bigRows],
   ['steady-seconds', opts.steadySeconds],
+  ['write-seconds', opts.writeSeconds],
+  ['write-concurrency', opts.writeConcurrency],
+  ['write-rounds', opts.writeRounds],
   ['partitions', opts.partitions],
 ] as const) {
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
@@ -229,8 +242,15 @@ function deliveryEnv(ctx: Ctx, mode: Delivery): Record<string, string> {
   return { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: ctx.offsetsTopic, OUTBOX_TAIL_TOPIC: 'outbox.eos.{aggregate_type}' };
 }
 
-function spawnRelay(ctx: Ctx, name: string, slot: string, kind: 'relay' | 'null-sink', mode: Delivery = 'at-least-once'): BenchProcess {
-  const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, extra: { ...opts.relayEnv, ...deliveryEnv(ctx, mode) } });
+function spawnRelay(
+  ctx: Ctx,
+  name: string,
+  slot: string,
+  kind: 'relay' | 'null-sink',
+  mode: Delivery = 'at-least-once',
+  extraEnv: Record<string, string> = {},
+): BenchProcess {
+  const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, extra: { ...opts.relayEnv, ...deliveryEnv(ctx, mode), ...extraEnv } });
   if (kind === 'relay') return spawnNode({ name, nodeArgs: relayNodeArgs(name), script: RELAY_BIN, env });
   return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}test/bench/null-sink-relay.ts`, env });
 }
@@ -331,6 +351,12 @@ async function started(proc: BenchProcess, streamingAt: (p: BenchProcess) => Pro
 /** outbox-tail: pino's `time` (ISO) is the wall clock of the relay's "streaming" line. */
 const startOutboxTail: StartPublisher = (ctx, name, slot, mode) =>
   started(spawnRelay(ctx, name, slot, 'relay', mode), async (p) => logTime(await p.waitForLog(isStreaming)));
+
+/** outbox-tail with OUTBOX_TAIL_* settings of its own (write_side: --source messages). */
+const startOutboxTailWith =
+  (env: Record<string, string>): StartPublisher =>
+  (ctx, name, slot, mode) =>
+    started(spawnRelay(ctx, name, slot, 'relay', mode, env), async (p) => logTime(await p.waitForLog(isStreaming)));
 
 /**
  * Debezium Server: its text log's time has no zone, so the line's arrival
@@ -813,6 +839,163 @@ async function bigTxn(ctx: Ctx, rows: number, mode: Delivery): Promise<BigTxnRes
   }
 }
 
+/** One run of one way of writing the order workload (see test/bench/write-side.ts). */
+interface WriteSideRound {
+  transactions: number;
+  seconds: number;
+  /** CPU seconds of the writers' PostgreSQL backends (null off this machine) and of the bench process's clients. */
+  backend_cpu_seconds: number | null;
+  client_cpu_seconds: number;
+  wal_bytes: number;
+  outbox_bytes_left: number;
+  orders_bytes_left: number;
+  catchup: CatchupResult | null;
+  loadavg_1m: number;
+}
+
+/** One way of writing, over all rounds: sums of the rounds, so each figure is the same time of writing for every variant. */
+interface WriteSideResult {
+  variant: WriteSideVariant;
+  transactions: number;
+  seconds: number;
+  transactions_per_sec: number;
+  /**
+   * CPU per transaction of the writers' PostgreSQL backends and of the clients (pg, writeOutboxEvent):
+   * what a write costs, which the machine's other load moves far less than transactions/s.
+   */
+  backend_us_per_txn: number | null;
+  client_us_per_txn: number;
+  /** pg_current_wal_lsn() after minus before, per transaction (the orders row and, but for `none`, its event). */
+  wal_bytes_per_txn: number;
+  /** wal_bytes_per_txn minus that of `none` (the orders row alone): what the event costs in WAL. */
+  event_wal_bytes: number | null;
+  /** pg_total_relation_size growth (heap, indexes, TOAST) of the outbox table over a round, per transaction and of the last round. */
+  outbox_bytes_per_txn: number;
+  outbox_bytes_left: number;
+  orders_bytes_per_txn: number;
+  /** The relay (--source table, or messages for message and emit) catching up on what a round wrote, from a slot created before the writes: events over the rounds' seconds. */
+  catchup: { events: number; events_per_sec: number; events_per_sec_after_startup: number; peak_rss_mb: number; relay_us_per_event: number | null } | null;
+  loadavg_1m: number[];
+  rounds: WriteSideRound[];
+}
+
+async function writeSideRound(ctx: Ctx, variant: WriteSideVariant, roundNo: number, firstId: number): Promise<WriteSideRound> {
+  const size = async (table: string) =>
+    Number((await ctx.pg.query<{ n: string }>('select pg_total_relation_size($1::regclass)::text as n', [table])).rows[0]!.n);
+  const type = `bench_ws_${variant}_${roundNo}_${ctx.runId}`;
+  const topic = `outbox.event.${type}`;
+  // The same start for each: empty tables, a fresh checkpoint (its full-page writes hit every run alike).
+  await ctx.pg.query(`truncate outbox, ${WRITE_SIDE_ORDERS_TABLE}`);
+  await ctx.pg.query('checkpoint');
+  const slot = variant === 'none' ? null : type.slice(0, 63);
+  if (slot) {
+    await createTopic(ctx.admin, topic, opts.partitions);
+    await createSlot(ctx.db.url, slot);
+  }
+  try {
+    const outbox0 = await size('outbox');
+    const orders0 = await size(WRITE_SIDE_ORDERS_TABLE);
+    const lsn0 = await currentWalLsn(ctx.pg);
+    const w = await runWriteSide({ url: ctx.db.url, variant, aggregateType: type, seconds: opts.writeSeconds, concurrency: opts.writeConcurrency, firstId });
+    const lsn1 = await currentWalLsn(ctx.pg);
+    const load = round2(loadavg()[0]!);
+    if (w.errors > 0) log(`  warning: write_side ${variant}: ${w.errors} failed transactions`);
+    const r: WriteSideRound = {
+      transactions: w.transactions,
+      seconds: round2(w.seconds),
+      backend_cpu_seconds: w.backendCpuSeconds === null ? null : round2(w.backendCpuSeconds),
+      client_cpu_seconds: round2(w.clientCpuSeconds),
+      wal_bytes: Number(lsn1 - lsn0),
+      outbox_bytes_left: (await size('outbox')) - outbox0,
+      orders_bytes_left: (await size(WRITE_SIDE_ORDERS_TABLE)) - orders0,
+      catchup: null,
+      loadavg_1m: load,
+    };
+    log(
+      `  ${variant} (round ${roundNo}): ${r.transactions} transactions in ${r.seconds} s = ${Math.round(r.transactions / r.seconds)}/s, CPU per transaction: backends ${r.backend_cpu_seconds === null ? '-' : `${round((r.backend_cpu_seconds * 1e6) / r.transactions)} us`}, client ${round((r.client_cpu_seconds * 1e6) / r.transactions)} us; ${Math.round(r.wal_bytes / r.transactions)} WAL bytes per transaction, left behind: outbox ${r.outbox_bytes_left} B, orders ${r.orders_bytes_left} B; load ${load}`,
+    );
+    if (slot) {
+      const env: Record<string, string> = variant === 'table' ? {} : { OUTBOX_TAIL_SOURCE: 'messages' };
+      r.catchup = await relayCatchup(ctx, `write-side-${variant}`, slot, type, w.transactions, lsn1, 'at-least-once', startOutboxTailWith(env));
+      log(
+        `    relay --source ${variant === 'table' ? 'table' : 'messages'} catch-up: ${r.catchup.events_per_sec} events/s (${r.catchup.seconds} s incl. ${r.catchup.startup_seconds} s startup), peak RSS ${r.catchup.peak_rss_mb} MB; ${cpuLine(r.catchup.cpu)}`,
+      );
+    }
+    return r;
+  } finally {
+    if (slot) await dropSlot(ctx.db.url, slot);
+  }
+}
+
+const round2 = (x: number) => round(x, 2);
+
+/**
+ * Every way of writing, `rounds` times, in alternating order (none, table,
+ * message, emit, then backwards, ...), so a machine whose load drifts
+ * (others' work, a checkpoint) hits each way alike.
+ */
+async function writeSide(
+  ctx: Ctx,
+): Promise<{ seconds: number; concurrency: number; rounds: number; settings: Record<string, string>; variants: WriteSideResult[] }> {
+  await prepareWriteSide(ctx.pg);
+  const byVariant = new Map<WriteSideVariant, WriteSideRound[]>(WRITE_SIDE_VARIANTS.map((v) => [v, []]));
+  let firstId = 1;
+  for (let k = 1; k <= opts.writeRounds; k++) {
+    const order = k % 2 === 1 ? [...WRITE_SIDE_VARIANTS] : [...WRITE_SIDE_VARIANTS].reverse();
+    for (const variant of order) {
+      const r = await writeSideRound(ctx, variant, k, firstId);
+      firstId += r.transactions + 1000;
+      byVariant.get(variant)!.push(r);
+    }
+  }
+  const sum = (rs: WriteSideRound[], f: (r: WriteSideRound) => number) => rs.reduce((a, r) => a + f(r), 0);
+  const walPerTxn = (rs: WriteSideRound[]) => sum(rs, (r) => r.wal_bytes) / sum(rs, (r) => r.transactions);
+  const noneWal = walPerTxn(byVariant.get('none')!);
+  const variants = WRITE_SIDE_VARIANTS.map((variant): WriteSideResult => {
+    const rs = byVariant.get(variant)!;
+    const transactions = sum(rs, (r) => r.transactions);
+    const seconds = sum(rs, (r) => r.seconds);
+    const caught = rs.map((r) => r.catchup).filter((c): c is CatchupResult => c !== null);
+    const catchupSeconds = sum(rs, (r) => r.catchup?.seconds ?? 0);
+    const startup = caught.reduce((a, c) => a + c.startup_seconds, 0);
+    const relayUs = caught.map((c) => c.cpu.us_per_event.relay);
+    return {
+      variant,
+      transactions,
+      seconds: round2(seconds),
+      transactions_per_sec: Math.round(transactions / seconds),
+      backend_us_per_txn: rs.every((r) => r.backend_cpu_seconds !== null) ? round((sum(rs, (r) => r.backend_cpu_seconds!) * 1e6) / transactions) : null,
+      client_us_per_txn: round((sum(rs, (r) => r.client_cpu_seconds) * 1e6) / transactions),
+      wal_bytes_per_txn: Math.round(walPerTxn(rs)),
+      event_wal_bytes: variant === 'none' ? null : Math.round(walPerTxn(rs) - noneWal),
+      outbox_bytes_per_txn: Math.round(sum(rs, (r) => r.outbox_bytes_left) / transactions),
+      outbox_bytes_left: rs[rs.length - 1]!.outbox_bytes_left,
+      orders_bytes_per_txn: Math.round(sum(rs, (r) => r.orders_bytes_left) / transactions),
+      catchup:
+        caught.length === 0
+          ? null
+          : {
+              events: transactions,
+              events_per_sec: Math.round(transactions / catchupSeconds),
+              events_per_sec_after_startup: Math.round(transactions / (catchupSeconds - startup)),
+              peak_rss_mb: Math.max(...caught.map((c) => c.peak_rss_mb)),
+              relay_us_per_event: relayUs.every((u) => u !== null) ? round(relayUs.reduce((a, u) => a + u!, 0) / relayUs.length) : null,
+            },
+      loadavg_1m: rs.map((r) => r.loadavg_1m),
+      rounds: rs,
+    };
+  });
+  // What the figures depend on: with fsync off, a commit costs CPU, not a flush; without full-page writes, the WAL after a checkpoint holds no page images.
+  const settings = Object.fromEntries(
+    (
+      await ctx.pg.query<{ name: string; setting: string }>(
+        `select name, setting from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes', 'wal_level', 'wal_compression')`,
+      )
+    ).rows.map((r) => [r.name, r.setting]),
+  );
+  return { seconds: opts.writeSeconds, concurrency: opts.writeConcurrency, rounds: opts.writeRounds, settings, variants };
+}
+
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -1025,6 +1208,12 @@ async function main(): Promise<void> {
       }
       result.polling_baseline = { catchup_events_per_sec: catchupRate, steady: steadyOut };
     }
+    if (has('write_side')) {
+      log(
+        `write_side: the order workload for ${opts.writeSeconds} s each way (${WRITE_SIDE_VARIANTS.join(', ')}), ${opts.writeRounds} rounds in alternating order, ${opts.writeConcurrency} clients as fast as they go, then the relay catches up`,
+      );
+      result.write_side = await writeSide(ctx);
+    }
   } finally {
     await admin.disconnect().catch(() => undefined);
     await client.end().catch(() => undefined);
@@ -1061,6 +1250,9 @@ async function main(): Promise<void> {
     partitions: opts.partitions,
     events: opts.events,
     steady_seconds: opts.steadySeconds,
+    write_seconds: opts.writeSeconds,
+    write_concurrency: opts.writeConcurrency,
+    write_rounds: opts.writeRounds,
     warmup_seconds: opts.warmupSeconds,
     relay_env: opts.relayEnv,
     node_args: opts.nodeArgs,
@@ -1071,6 +1263,8 @@ async function main(): Promise<void> {
   else process.stdout.write(table(result) + (compare ? `\n${compareTable(compare, result.env as Record<string, unknown>)}` : ''));
   // With --json, the side-by-side table still reaches the terminal, with the progress.
   if (flags.json && compare) process.stderr.write(compareTable(compare, result.env as Record<string, unknown>));
+  if (flags.json && result.write_side)
+    process.stderr.write(writeSideTable(result.write_side as Parameters<typeof writeSideTable>[0], result.env as Record<string, unknown>));
 }
 
 // ---------------------------------------------------------------- report
@@ -1256,7 +1450,8 @@ function table(r: Record<string, unknown>): string {
   ];
   const eosTable = deliveryTable(r);
   const verdicts = (r.targets as Verdict[]).map((v) => `  ${v.ok ? 'PASS' : 'FAIL'}  ${v.target}: ${v.value}`);
-  return `${lines.join('\n')}\n${eosTable}\ntargets:\n${verdicts.join('\n')}\n`;
+  const ws = r.write_side as Parameters<typeof writeSideTable>[0] | undefined;
+  return `${rows.length > 1 ? `${lines.join('\n')}\n` : ''}${eosTable}${ws ? `\n${writeSideTable(ws, r.env as Record<string, unknown>)}` : ''}\ntargets:\n${verdicts.join('\n')}\n`;
 }
 
 /** The delivery modes side by side (the exactly-once results, and the at-least-once ones of the same run when there are). */
@@ -1309,6 +1504,64 @@ function deliveryTable(r: Record<string, unknown>): string {
     ...rows.slice(1).map(fmt),
   ];
   return `\ndelivery modes (exactly-once latency = until a read_committed consumer may see the record; load average 1 min ${r.env ? (r.env as { loadavg_1m_at_start: number }).loadavg_1m_at_start : '-'} at start):\n${lines.join('\n')}\n`;
+}
+
+/** write_side: the ways of writing the same workload side by side. */
+function writeSideTable(
+  ws: { seconds: number; concurrency: number; rounds: number; settings: Record<string, string>; variants: WriteSideResult[] },
+  env: Record<string, unknown>,
+): string {
+  const label: Record<WriteSideVariant, string> = {
+    none: 'orders row only (baseline)',
+    table: 'outbox row (writeOutboxEvent)',
+    message: 'message (writeOutboxEvent via message)',
+    emit: 'message (outbox_tail.emit)',
+  };
+  const rows: string[][] = [
+    [
+      'write side',
+      'txn/s',
+      'backend CPU us/txn',
+      'client CPU us/txn',
+      'WAL B/txn',
+      'event WAL B',
+      'outbox left B/txn',
+      'outbox left (last round)',
+      'relay catch-up events/s (after startup)',
+      'relay us/event',
+      'catch-up peak RSS MB',
+      'load 1m',
+    ],
+  ];
+  const bytes = (b: number) => (b === 0 ? '0' : b < 1024 ** 2 ? `${Math.round(b / 1024)} kB` : `${round(b / 1024 ** 2, 1)} MB`);
+  for (const v of ws.variants)
+    rows.push([
+      label[v.variant],
+      String(v.transactions_per_sec),
+      v.backend_us_per_txn === null ? '-' : String(v.backend_us_per_txn),
+      String(v.client_us_per_txn),
+      String(v.wal_bytes_per_txn),
+      v.event_wal_bytes === null ? '-' : String(v.event_wal_bytes),
+      String(v.outbox_bytes_per_txn),
+      bytes(v.outbox_bytes_left),
+      v.catchup ? `${v.catchup.events_per_sec} (${v.catchup.events_per_sec_after_startup}), --source ${v.variant === 'table' ? 'table' : 'messages'}` : '-',
+      v.catchup?.relay_us_per_event != null ? String(v.catchup.relay_us_per_event) : '-',
+      v.catchup ? String(v.catchup.peak_rss_mb) : '-',
+      v.loadavg_1m.join(', '),
+    ]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  return [
+    fmt(rows[0]!),
+    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...rows.slice(1).map(fmt),
+    `  ${ws.rounds} rounds of ${ws.seconds} s each way, in alternating order; ${ws.concurrency} clients as fast as they go, one order per transaction; server ${Object.entries(
+      ws.settings,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}; load average (1 min) ${String(env.loadavg_1m_at_start)} at start, ${String(env.loadavg_1m_at_end)} at end`,
+    '',
+  ].join('\n');
 }
 
 main().then(

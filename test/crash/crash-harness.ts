@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
-import { cancelOrder, createOrder, createOrdersTable } from '../../dev/demo/order-app.js';
+import { cancelOrder, committedEventIdsSql, createOrder, createOrdersTable } from '../../dev/demo/order-app.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
@@ -230,13 +230,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
 
     const count = async (sql: string, params: unknown[] = []) => Number((await admin.query<{ n: string }>(sql, params)).rows[0]!.n);
     // The committed events: outbox rows, or with messages the event ids the order rows committed with.
-    const eventIdsSql = (eventType: 'OrderCreated' | 'OrderCancelled' | null) =>
-      source === 'messages'
-        ? [
-            ...(eventType !== 'OrderCancelled' ? ['select created_event_id as id from orders where created_event_id is not null'] : []),
-            ...(eventType !== 'OrderCreated' ? ['select cancelled_event_id as id from orders where cancelled_event_id is not null'] : []),
-          ].join(' union all ')
-        : `select id::text from outbox${eventType ? ` where event_type = '${eventType}'` : ''}`;
+    const eventIdsSql = (eventType: 'OrderCreated' | 'OrderCancelled' | null) => committedEventIdsSql(via, eventType);
     const countEvents = (eventType: 'OrderCreated' | 'OrderCancelled' | null = null) => count(`select count(*) as n from (${eventIdsSql(eventType)}) e`);
     const killLine = async (k: number, what: string) => {
       const orders = await count('select count(*) as n from orders');

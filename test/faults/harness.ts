@@ -21,7 +21,8 @@ import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import { proxiedDatabaseUrl, RELAY_PASSWORD, RELAY_ROLE, type FaultStack } from './fault-stack.js';
 import { outboxRows, recount, type Counts } from './recount.js';
 import { SlotMonitor } from './slot-monitor.js';
-import { prepareOrderTables, SteadyWriter, type WriterOptions } from './writer.js';
+import { committedIdsSql, messageEventRows, prepareOrderTables, SteadyWriter, writerNote, type WriterOptions } from './writer.js';
+import { committedEventIdsSql, type EventVia } from '../../dev/demo/order-app.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -60,6 +61,13 @@ export interface FaultRunOptions {
    * transactions, and the recount allows no duplicate at all.
    */
   delivery?: 'at-least-once' | 'exactly-once';
+  /**
+   * messages: the table-less outbox. Every relay runs --source messages, the
+   * steady writer writes its events as logical decoding messages (writer.ts),
+   * and the recount takes the event ids the order rows committed with (and
+   * bulk_events) as the truth instead of the outbox table.
+   */
+  source?: 'table' | 'messages';
 }
 
 export interface ScenarioResult {
@@ -131,7 +139,7 @@ export class FaultRun {
     let collector: FaultCollector | null = null;
     try {
       await admin.connect();
-      await prepareOrderTables(admin);
+      await prepareOrderTables(admin, options.source === 'messages' ? 'message' : 'table');
       await createSlot(db.url, slot);
       const kafkaAdmin = new Kafka({ brokers: fs.brokers, clientId: 'faults-admin', logLevel: logLevel.NOTHING }).admin();
       await kafkaAdmin.connect();
@@ -194,6 +202,7 @@ export class FaultRun {
       slot: this.slot,
       env: {
         OUTBOX_TAIL_TOPIC: `${this.run}.{aggregate_type}`,
+        ...(this.options.source === 'messages' ? { OUTBOX_TAIL_SOURCE: 'messages' } : {}),
         ...(this.offsetsTopic ? { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: this.offsetsTopic } : {}),
         ...(this.deadLetterTopic ? { OUTBOX_TAIL_DEAD_LETTER_TOPIC: this.deadLetterTopic } : {}),
         ...this.options.relayEnv,
@@ -222,8 +231,18 @@ export class FaultRun {
   // --- writer -----------------------------------------------------------------------
 
   startWriter(options: Partial<WriterOptions> = {}): SteadyWriter {
-    this.writer = new SteadyWriter({ databaseUrl: this.db.url, ratePerSecond: 40, marker: this.marker, ...options }).start();
+    this.writer = new SteadyWriter({ databaseUrl: this.db.url, ratePerSecond: 40, marker: this.marker, via: this.via, ...options }).start();
     return this.writer;
+  }
+
+  /** How this run's events are written: outbox rows, or messages (--source messages). */
+  get via(): EventVia {
+    return this.options.source === 'messages' ? 'message' : 'table';
+  }
+
+  /** The note of the writer's OrderCreated payloads (the messages recount rebuilds them). */
+  get writerNote(): string {
+    return this.writer?.note ?? writerNote(this.marker);
   }
 
   /** In every payload; never in a relay log (I12). */
@@ -278,7 +297,7 @@ export class FaultRun {
   async committedIds(): Promise<string[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.query<{ id: string }>('select id::text from outbox')).map((r) => r.id);
+        return (await this.query<{ id: string }>(committedIdsSql(this.via))).map((r) => r.id);
       } catch (error) {
         if (attempt > 100) throw error;
         await sleep(200);
@@ -400,7 +419,7 @@ export class FaultRun {
     let effects: Map<string, number> | undefined;
     if (this.consumer) {
       const deadline = Date.now() + 300_000;
-      const created = (await this.query<{ id: string }>(`select id::text from outbox where event_type = 'OrderCreated'`)).map((r) => r.id);
+      const created = (await this.query<{ id: string }>(committedEventIdsSql(this.via, 'OrderCreated'))).map((r) => r.id);
       // Everything in the consumer's topic gets processed (dead-lettered rows are not in it).
       const inTopic = new Set(
         uniqueRecords(this.collector.records)
@@ -434,11 +453,12 @@ export class FaultRun {
       const shipCount = new Map(ships.map((s) => [s.event_id, Number(s.n)]));
       for (const id of created) effects.set(id, shipCount.get(id) ?? 0);
     }
-    const rows = await outboxRows(this.admin).catch(async () => {
+    const committedRows = (client: pg.ClientBase) => (this.via === 'message' ? messageEventRows(client, this.writerNote) : outboxRows(client));
+    const rows = await committedRows(this.admin).catch(async () => {
       const client = new pg.Client({ connectionString: this.db.url });
       await client.connect();
       try {
-        return await outboxRows(client);
+        return await committedRows(client);
       } finally {
         await client.end();
       }
@@ -489,6 +509,10 @@ export class FaultRun {
 
   result(c: Counts | null, recoverySeconds: number, extra: Record<string, unknown> = {}): ScenarioResult {
     const uncommitted = this.readUncommittedView();
+    if (this.via === 'message' && this.writer)
+      this.note(
+        `events as messages: ${this.writer.stats.rolledBack} rolled-back transactions and ${this.writer.stats.savepointRollbacks} savepoint rollbacks never to be sent`,
+      );
     if (uncommitted) this.note(`read_uncommitted: ${uncommitted.records} records, ${uncommitted.aborted} of aborted Kafka transactions`);
     const failed = this.checks.filter((k) => !k.ok).map((k) => k.name);
     const countsText = c

@@ -1,17 +1,19 @@
 /**
- * `npm run faults -- [--only NAME[,NAME]] [--json] [--soak MINUTES] [--seed N] [--variant BROKEN] [--delivery exactly-once]`
+ * `npm run faults -- [--only NAME[,NAME]] [--json] [--soak MINUTES] [--seed N] [--variant BROKEN] [--delivery exactly-once] [--source messages]`
  * Runs the fault scenarios (issue 7) on a local stack of their own, one after
  * the other; or, with --soak, injects random faults for MINUTES and checks the
  * invariants at the end. Human lines go to stdout (stderr with --json); with
  * --json the last line of stdout is one JSON object:
  *   { "scenarios": [ { "name", "passed", "lost", "duplicates", "phantoms", "recovery_seconds", "detail", ... } ], "passed" }
- * Exit code 0 iff every scenario passed.
+ * Exit code 0 iff every scenario passed. --source messages: the table-less
+ * outbox (events written as logical decoding messages, relays on --source
+ * messages), the scenarios of MESSAGE_SCENARIOS.
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { startFaultStack } from './fault-stack.js';
 import type { FaultVariant, ScenarioResult } from './harness.js';
-import { SCENARIOS, scenario } from './scenarios.js';
+import { MESSAGE_SCENARIOS, SCENARIOS, scenario } from './scenarios.js';
 import { runSoak } from './soak.js';
 
 const argv = await yargs(hideBin(process.argv))
@@ -29,12 +31,21 @@ const argv = await yargs(hideBin(process.argv))
     choices: ['at-least-once', 'exactly-once'],
     describe: 'run the relays with --delivery exactly-once (the recount then reads committed only and allows no duplicate)',
   })
+  .option('source', {
+    type: 'string',
+    choices: ['table', 'messages'],
+    describe: `messages: events written as logical decoding messages, relays on --source messages (${MESSAGE_SCENARIOS.join(', ')})`,
+  })
   .strict()
   .parseAsync();
 
 const human = (line: string) => (argv.json ? process.stderr : process.stdout).write(`${line}\n`);
 const only = (argv.only ?? []).flatMap((s) => s.split(',')).filter(Boolean);
-const selected = only.length > 0 ? only.map(scenario) : SCENARIOS;
+const messages = argv.source === 'messages';
+const selected = only.length > 0 ? only.map(scenario) : messages ? MESSAGE_SCENARIOS.map(scenario) : SCENARIOS;
+if (messages && argv.soak !== undefined) throw new Error('--soak runs on the outbox table only');
+for (const s of selected)
+  if (messages && !MESSAGE_SCENARIOS.includes(s.name)) throw new Error(`${s.name} does not run with --source messages; one of ${MESSAGE_SCENARIOS.join(', ')}`);
 
 const t0 = Date.now();
 const fs = await startFaultStack({ log: (l) => human(`  ${l}`) });
@@ -57,6 +68,7 @@ try {
         log: human,
         ...(argv.variant ? { variant: argv.variant as FaultVariant } : {}),
         ...(argv.delivery ? { delivery: argv.delivery as 'at-least-once' | 'exactly-once' } : {}),
+        ...(messages ? { source: 'messages' as const } : {}),
       });
       results.push(result);
       human(
@@ -83,6 +95,6 @@ if (argv.json) {
     detail,
     ...rest,
   }));
-  process.stdout.write(`${JSON.stringify({ scenarios, passed, seconds: Math.round((Date.now() - t0) / 1000), ...extra })}\n`);
+  process.stdout.write(`${JSON.stringify({ scenarios, passed, source: argv.source ?? 'table', seconds: Math.round((Date.now() - t0) / 1000), ...extra })}\n`);
 }
 process.exit(passed ? 0 : 1);

@@ -22,6 +22,8 @@ export interface ScenarioOptions {
   delivery?: 'at-least-once' | 'exactly-once';
   /** OUTBOX_TAIL_* added to the scenario's own, for every relay (negative controls). */
   relayEnv?: Record<string, string>;
+  /** messages: events written as logical decoding messages, relays on --source messages (FaultRunOptions.source); MESSAGE_SCENARIOS only. */
+  source?: 'table' | 'messages';
 }
 
 export interface Scenario {
@@ -36,11 +38,14 @@ async function withRun(
   extra: Omit<FaultRunOptions, 'fs' | 'log' | 'name'>,
   body: (run: FaultRun) => Promise<ScenarioResult>,
 ): Promise<ScenarioResult> {
+  if (options.source === 'messages' && !MESSAGE_SCENARIOS.includes(name))
+    throw new Error(`${name} does not run with --source messages (it is about outbox rows); one of ${MESSAGE_SCENARIOS.join(', ')}`);
   const run = await FaultRun.create({
     fs: options.fs,
     log: options.log,
-    name: options.delivery === 'exactly-once' ? `eo-${name}` : name,
+    name: `${options.delivery === 'exactly-once' ? 'eo-' : ''}${options.source === 'messages' ? 'msg-' : ''}${name}`,
     ...extra,
+    ...(options.source ? { source: options.source } : {}),
     ...(options.relayEnv ? { relayEnv: { ...extra.relayEnv, ...options.relayEnv } } : {}),
     ...(options.variant ? { patienceMs: 15_000 } : {}),
     ...(options.delivery ? { delivery: options.delivery } : {}),
@@ -672,10 +677,18 @@ const bigTransaction: Scenario = {
       await warmUp(run);
       const batchesBefore = first.logs.length;
       const t0 = Date.now();
-      await run.query(
-        `insert into outbox(aggregate_type, aggregate_id, event_type, payload)
-         select 'order', 'bulk-' || (g % 100), 'Bulk', jsonb_build_object('n', g, 'pad', repeat('p', 280)) from generate_series(1, ${ROWS}) g`,
-      );
+      if (run.via === 'message')
+        // One transaction of 100,000 messages; the ids they returned commit with them, for the recount.
+        await run.query(
+          `insert into bulk_events(id, aggregate_id, payload)
+           select outbox_tail.emit('order', b.key, 'Bulk', b.payload)::text, b.key, b.payload::text
+             from (select 'bulk-' || (g % 100) as key, jsonb_build_object('n', g, 'pad', repeat('p', 280)) as payload from generate_series(1, ${ROWS}) g) b`,
+        );
+      else
+        await run.query(
+          `insert into outbox(aggregate_type, aggregate_id, event_type, payload)
+           select 'order', 'bulk-' || (g % 100), 'Bulk', jsonb_build_object('n', g, 'pad', repeat('p', 280)) from generate_series(1, ${ROWS}) g`,
+        );
       const sent = () => first.logs.slice(batchesBefore).reduce((n, l) => n + (l.event === 'batch' ? Number(l.records) : 0), 0);
       const deadline = Date.now() + 180_000;
       while (sent() < KILL_AT && Date.now() < deadline) await sleep(2);
@@ -685,7 +698,9 @@ const bigTransaction: Scenario = {
       run.log(`killed the relay after it had sent ${published} records of the ${ROWS}-row transaction`);
       const restarted = Date.now();
       await streamingRelay(run, {}, o.variant);
-      const bulkIds = (await run.query<{ id: string }>(`select id::text from outbox where event_type = 'Bulk'`)).map((r) => r.id);
+      const bulkIds = (
+        await run.query<{ id: string }>(run.via === 'message' ? 'select id from bulk_events' : `select id::text from outbox where event_type = 'Bulk'`)
+      ).map((r) => r.id);
       await run.waitDelivered(bulkIds, 300_000, 'bulk ids');
       const recovery = (Date.now() - restarted) / 1000;
       const bulkCommit = Lsn.parse(run.collector.records.find((r) => r.headers.event_type === 'Bulk')!.headers.commit_lsn!);
@@ -808,13 +823,25 @@ const openTransaction: Scenario = {
       let recovery = 0;
       try {
         await open.query('begin');
-        await open.query('insert into orders(id, customer, amount_cents) values (900000001, $1, 1)', ['held-open']);
-        heldId = await writeOutboxEvent(open, {
-          aggregateType: 'order',
-          aggregateId: '900000001',
-          eventType: 'OrderCreated',
-          payload: { orderId: 900000001, held: true },
-        });
+        if (run.via === 'message') {
+          // The writer's OrderCreated (the recount rebuilds its row from the order), emitted in the open transaction.
+          const [emitted] = await open
+            .query<{ id: string }>(`select outbox_tail.emit('order', '900000001', 'OrderCreated', $1::jsonb, $2::jsonb)::text as id`, [
+              JSON.stringify({ orderId: 900000001, customer: 'held-open', amountCents: 1, note: run.writerNote }),
+              JSON.stringify({ trace_id: 'trace-900000001', source: 'fault-writer' }),
+            ])
+            .then((r) => r.rows);
+          heldId = emitted!.id;
+          await open.query('insert into orders(id, customer, amount_cents, created_event_id) values (900000001, $1, 1, $2)', ['held-open', heldId]);
+        } else {
+          await open.query('insert into orders(id, customer, amount_cents) values (900000001, $1, 1)', ['held-open']);
+          heldId = await writeOutboxEvent(open, {
+            aggregateType: 'order',
+            aggregateId: '900000001',
+            eventType: 'OrderCreated',
+            payload: { orderId: 900000001, held: true },
+          });
+        }
         const [{ l: openedAt }] = (await run.query<{ l: string }>('select pg_current_wal_lsn()::text as l')) as [{ l: string }];
         const signals: NodeJS.Signals[] = ['SIGKILL', 'SIGTERM', 'SIGKILL'];
         for (const signal of signals) {
@@ -887,6 +914,13 @@ export const SCENARIOS: Scenario[] = [
   openTransaction,
   slotRecover,
 ];
+
+/**
+ * The scenarios that run with --source messages (events written as logical decoding messages):
+ * the ones about the relay's path, not about outbox rows (oversize, malformed and slot-lost
+ * work on table rows; idle-outbox-wal and network-cut are left to the table runs).
+ */
+export const MESSAGE_SCENARIOS = ['kafka-kill', 'postgres-restart', 'relay-sigstop', 'standby-takeover', 'big-transaction', 'open-transaction'];
 
 export function scenario(name: string): Scenario {
   const s = SCENARIOS.find((x) => x.name === name);

@@ -40,6 +40,10 @@ describe('benchmark smoke run', () => {
       '2',
       '--warmup-seconds',
       '0.5',
+      '--write-seconds',
+      '0.5',
+      '--write-rounds',
+      '1',
       '--database-url',
       stack.databaseUrl,
       '--brokers',
@@ -68,6 +72,16 @@ describe('benchmark smoke run', () => {
         ],
       },
     });
+    // write_side: every way of writing, the event ways with their catch-up; the table way alone leaves rows behind.
+    const ws = (result.write_side as { variants: Array<Record<string, unknown>> }).variants;
+    expect(ws.map((v) => v.variant)).toEqual(['none', 'table', 'message', 'emit']);
+    for (const v of ws) {
+      expect(v).toMatchObject({ transactions: number, transactions_per_sec: number, wal_bytes_per_txn: number, outbox_bytes_per_txn: number });
+      if (v.variant === 'none') expect(v.catchup).toBeNull();
+      else expect((v.catchup as { events: number }).events).toBe(v.transactions);
+      if (v.variant === 'table') expect(v.outbox_bytes_per_txn).toBeGreaterThan(0);
+      else expect(v.outbox_bytes_per_txn).toBe(0);
+    }
     // Every record arrived exactly once in the catch-up scenarios (no fault, so no duplicate).
     expect((result.catchup as { records_in_kafka: number }).records_in_kafka).toBe(2000);
     expect((result.catchup_batched as { records_in_kafka: number }).records_in_kafka).toBe(2000);
