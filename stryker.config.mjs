@@ -26,6 +26,9 @@ const mutate = [
   'src/publish/oversize-policy.ts',
   'src/exactly-once/skip-published.ts',
   'src/exactly-once/watermark.ts',
+  'src/outbox/rfc3339-timestamp.ts',
+  'src/outbox/message-content.ts',
+  'src/recovery/time-window.ts',
 ];
 
 /*
