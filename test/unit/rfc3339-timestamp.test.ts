@@ -19,6 +19,15 @@ describe('toRfc3339', () => {
     expect(toRfc3339(input, TIMESTAMPTZ_OID)).toBe(expected);
   });
 
+  it('converts up to the ends of RFC 3339 years and leaves what falls outside them unchanged', () => {
+    expect(toRfc3339('0001-01-01 00:00:00+00', TIMESTAMPTZ_OID)).toBe('0001-01-01T00:00:00.000000Z');
+    expect(toRfc3339('0001-01-01 00:30:00+01', TIMESTAMPTZ_OID)).toBe('0001-01-01 00:30:00+01');
+    expect(toRfc3339('9999-12-31 22:00:00-01', TIMESTAMPTZ_OID)).toBe('9999-12-31T23:00:00.000000Z');
+    expect(toRfc3339('9999-12-31 23:30:00-01', TIMESTAMPTZ_OID)).toBe('9999-12-31 23:30:00-01');
+    expect(toRfc3339(' 2026-12-01 12:27:21+00', TIMESTAMPTZ_OID)).toBe(' 2026-12-01 12:27:21+00');
+    expect(toRfc3339('2026-12-01 12:27:21+00 ', TIMESTAMPTZ_OID)).toBe('2026-12-01 12:27:21+00 ');
+  });
+
   it('reads a timestamp without time zone as UTC', () => {
     expect(toRfc3339('2026-12-01 12:27:21.69642', TIMESTAMP_OID)).toBe('2026-12-01T12:27:21.696420Z');
   });

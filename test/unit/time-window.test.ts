@@ -59,4 +59,21 @@ describe('time windows of verify, replay and recover', () => {
     expect(e.message).toContain('--older-than "7 days": expected a duration');
     expect(e.hint).toContain('--older-than 7d');
   });
+
+  it('trims what it reads, and anchors every form at both ends', () => {
+    expect(parseTime('from', ' 2h ', NOW)).toBe(NOW - 7_200_000);
+    expect(new Date(parseTime('from', ' 2026-12-01T11:00:00Z ', NOW)).toISOString()).toBe('2026-12-01T11:00:00.000Z');
+    expect(failure(() => parseTime('from', ' 16/B374D848 ', NOW)).message).toContain('carries no LSN');
+    for (const value of ['x2h', '2hx', '2.h', 'x2026-12-01T11:00:00Z', '2026-12-01T11:00:00Zx', 'x16/B374D848', '16/B374D848x']) {
+      expect(failure(() => parseTime('from', value, NOW)).message, value).toContain('expected a time with a zone');
+    }
+  });
+
+  it('names --to when --to is bad, and says what an inverted window needs', () => {
+    expect(failure(() => parseTimeWindow('2h', 'soon', NOW)).message).toContain('--to "soon"');
+    expect(failure(() => parseTimeWindow('bad', '1h', NOW)).message).toContain('--from "bad"');
+    const inverted = failure(() => parseTimeWindow('1h', '2h', NOW));
+    expect(inverted.code).toBe('CONFIG_INVALID');
+    expect(inverted.hint).toContain('give a --to after --from');
+  });
 });
