@@ -1395,9 +1395,7 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
     }
     rows.push(row);
   }
-  const widths = head.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
-  const lines = [fmt(head), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.slice(1).map(fmt)];
+  const lines = markdownTable(rows);
   const k = c.catchup?.outbox_tail;
   const notes = [
     k
@@ -1417,6 +1415,13 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
       .join('')}; load average (1 min) ${String(env.loadavg_1m_at_start)} at start, ${String(env.loadavg_1m_at_end)} at end`,
   ].filter((x): x is string => x !== null);
   return `side by side (--compare debezium):\n${lines.join('\n')}\n${notes.map((n) => `  ${n}`).join('\n')}\n`;
+}
+
+/** A Markdown table of `rows` (the first is the head): first column left-aligned, the others right-aligned. */
+function markdownTable(rows: readonly string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const fmt = (row: readonly string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  return [fmt(rows[0]!), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.slice(1).map(fmt)];
 }
 
 function table(r: Record<string, unknown>): string {
@@ -1441,13 +1446,7 @@ function table(r: Record<string, unknown>): string {
     for (const s of polling.steady)
       rows.push([`polling: steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), '-']);
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
-  const lines = [
-    fmt(rows[0]!),
-    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
-    ...rows.slice(1).map(fmt),
-  ];
+  const lines = markdownTable(rows);
   const eosTable = deliveryTable(r);
   const verdicts = (r.targets as Verdict[]).map((v) => `  ${v.ok ? 'PASS' : 'FAIL'}  ${v.target}: ${v.value}`);
   const ws = r.write_side as Parameters<typeof writeSideTable>[0] | undefined;
@@ -1496,13 +1495,7 @@ function deliveryTable(r: Record<string, unknown>): string {
       ...txn(e.relay_sends),
     ]);
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
-  const lines = [
-    fmt(rows[0]!),
-    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
-    ...rows.slice(1).map(fmt),
-  ];
+  const lines = markdownTable(rows);
   return `\ndelivery modes (exactly-once latency = until a read_committed consumer may see the record; load average 1 min ${r.env ? (r.env as { loadavg_1m_at_start: number }).loadavg_1m_at_start : '-'} at start):\n${lines.join('\n')}\n`;
 }
 
@@ -1549,12 +1542,8 @@ function writeSideTable(
       v.catchup ? String(v.catchup.peak_rss_mb) : '-',
       v.loadavg_1m.join(', '),
     ]);
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const fmt = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
   return [
-    fmt(rows[0]!),
-    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
-    ...rows.slice(1).map(fmt),
+    ...markdownTable(rows),
     `  ${ws.rounds} rounds of ${ws.seconds} s each way, in alternating order; ${ws.concurrency} clients as fast as they go, one order per transaction; server ${Object.entries(
       ws.settings,
     )
