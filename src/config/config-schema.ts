@@ -112,6 +112,9 @@ export const configSchema = z
       .default('outbox-tail.offsets'),
     // Kafka's producer default; must not exceed the broker's transaction.max.timeout.ms (15 min by default).
     transactionTimeoutMs: int(1000).default(60_000),
+    // Transactional producers taking turns (ids <transactional-id>, <transactional-id>.2, ...): a Kafka transaction
+    // begins without waiting for the coordinator to finish writing the previous one's markers (README, Exactly-once).
+    transactionLanes: int(1).max(4).default(2),
     // Operations: secrets from files, TLS, SASL, metrics and health.
     databaseUrlFile: path.optional(),
     pgSslmode: z.enum(['disable', 'require', 'verify-ca', 'verify-full']).optional(),

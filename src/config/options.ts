@@ -76,6 +76,12 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
     describe:
       "Kafka transaction timeout in exactly-once mode: the longest a PostgreSQL transaction may take to publish (at most the broker's transaction.max.timeout.ms)",
   },
+  transactionLanes: {
+    type: 'number',
+    group: 'Delivery',
+    describe:
+      "Transactional producers taking turns in exactly-once mode (ids <transactional-id>, <transactional-id>.2, ...): each Kafka transaction begins while the previous one's commit markers are still being written (1-4)",
+  },
   columnId: { type: 'string', group: 'Columns', describe: 'Column holding the event id (uuid or text)' },
   columnAggregateType: { type: 'string', group: 'Columns', describe: 'Column holding the aggregate type (Debezium: aggregatetype)' },
   columnAggregateId: { type: 'string', group: 'Columns', describe: 'Column holding the aggregate id, used as Kafka key (Debezium: aggregateid)' },

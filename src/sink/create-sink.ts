@@ -19,6 +19,7 @@ export function createKafkaSink(config: RelayConfig, logger: Logger): Sink {
       transactionalId: config.transactionalId,
       offsetsTopic: config.offsetsTopic,
       transactionTimeoutMs: config.transactionTimeoutMs,
+      lanes: config.transactionLanes,
     });
   }
   return config.kafkaClient === 'platformatic' ? new PlatformaticKafkaSink(options) : new KafkaSink(options);

@@ -4,6 +4,7 @@ import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-once/watermark.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
+import { cacheTransactionCoordinator } from './kafkajs-coordinator-cache.js';
 import { connectionConfig, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink-options.js';
 import { checkOffsetsTopic } from './offsets-topic.js';
@@ -15,6 +16,22 @@ export interface TransactionalKafkaSinkOptions extends KafkaSinkOptions {
   transactionalId: string;
   offsetsTopic: string;
   transactionTimeoutMs: number;
+  /** Transactional producers taking turns, one Kafka transaction each (--transaction-lanes). */
+  lanes: number;
+}
+
+/** The transactional id of lane `index`: lane 0 keeps the configured id, so one lane is the single-producer relay of before. */
+export function laneTransactionalId(transactionalId: string, index: number): string {
+  return index === 0 ? transactionalId : `${transactionalId}.${index + 1}`;
+}
+
+/** One transactional producer and its open Kafka transaction. */
+interface Lane {
+  readonly transactionalId: string;
+  producer: Producer | null;
+  txn: KafkaTransaction | null;
+  /** When the open transaction's first records were sent: the broker's transaction timeout runs from there. */
+  txnStartedAt: number;
 }
 
 /** Reading the offsets topic to its last stable offset; a slow broker ends the session, which retries. */
@@ -60,22 +77,38 @@ function errorTypes(error: unknown): Set<string> {
 }
 
 /**
- * The exactly-once kafkajs sink (docs/architecture.md#exactly-once): a
- * transactional, idempotent producer (acks=all, one request in flight) whose
- * transactional id belongs to one slot. The watermark record is the last one
+ * The exactly-once kafkajs sink (docs/architecture.md#exactly-once):
+ * transactional, idempotent producers (acks=all, one request in flight) whose
+ * transactional ids belong to one slot. The watermark record is the last one
  * of every Kafka transaction, so it commits or aborts with the records.
+ *
+ * The producers (lanes) take turns, one Kafka transaction each, and the next
+ * one begins only after the previous EndTxn succeeded: so at most one Kafka
+ * transaction is ever open or in doubt, its records follow the previous
+ * one's in every partition, and its watermark is the offsets topic's latest.
+ * What the turns buy: after EndTxn the coordinator still writes the commit
+ * markers, and until it is done the same producer's next AddPartitionsToTxn
+ * is refused with CONCURRENT_TRANSACTIONS and retried after a backoff; the
+ * other lane's coordinator state is not busy, so it goes straight on.
  */
 export class TransactionalKafkaSink implements TransactionalSink {
   readonly transactional = true as const;
   private readonly kafka: Kafka;
   private readonly plain: KafkaSink;
   private readonly relayId = `${hostname()}:${process.pid}`;
-  private producer: Producer | null = null;
-  private txn: KafkaTransaction | null = null;
-  private txnStartedAt = 0;
+  private readonly lanes: Lane[];
+  /** The lane whose turn it is: its transaction is the open one. */
+  private turn = 0;
 
   constructor(private readonly options: TransactionalKafkaSinkOptions) {
+    cacheTransactionCoordinator();
     this.plain = new KafkaSink(options);
+    this.lanes = Array.from({ length: Math.max(1, options.lanes) }, (_, i) => ({
+      transactionalId: laneTransactionalId(options.transactionalId, i),
+      producer: null,
+      txn: null,
+      txnStartedAt: 0,
+    }));
     this.kafka = new Kafka({
       ...connectionConfig(options),
       clientId: options.clientId,
@@ -89,70 +122,89 @@ export class TransactionalKafkaSink implements TransactionalSink {
     return this.plain.metadata(topics);
   }
 
-  /** Connects and fences: InitProducerId bumps the epoch of the transactional id and aborts a predecessor's open transaction. */
+  /**
+   * Connects and fences every lane: InitProducerId bumps the epoch of each
+   * transactional id and aborts (or completes) a predecessor's open
+   * transaction, before the watermark is read.
+   */
   async connect(): Promise<void> {
-    const producer = this.kafka.producer({
-      ...producerSettings(this.options),
-      retry: transactionalRetry(this.options.retries),
-      transactionalId: this.options.transactionalId,
-      transactionTimeout: this.options.transactionTimeoutMs,
-    });
-    try {
-      await producer.connect();
-      this.producer = producer;
-      // kafkajs sends the transactional InitProducerId with the first transaction: open it now, so fencing happens before we read the watermark.
-      await this.begin();
-    } catch (error) {
-      this.producer = null;
-      await producer.disconnect().catch(() => undefined);
-      throw this.classify(error, 'starting the transactional Kafka producer (InitProducerId)');
+    this.turn = 0;
+    for (const lane of this.lanes) {
+      const producer = this.kafka.producer({
+        ...producerSettings(this.options),
+        retry: transactionalRetry(this.options.retries),
+        transactionalId: lane.transactionalId,
+        transactionTimeout: this.options.transactionTimeoutMs,
+      });
+      try {
+        await producer.connect();
+        lane.producer = producer;
+        // kafkajs sends the transactional InitProducerId with the first transaction: open it now, so fencing happens before we read the watermark.
+        await this.begin(lane);
+      } catch (error) {
+        lane.producer = null;
+        await producer.disconnect().catch(() => undefined);
+        throw this.classify(error, `starting the transactional Kafka producer ${lane.transactionalId} (InitProducerId)`, lane);
+      }
     }
   }
 
   async send(records: readonly SinkRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const txn = this.txn ?? (await this.begin());
+    const lane = this.lanes[this.turn]!;
+    const txn = lane.txn ?? (await this.begin(lane));
     const batch = topicMessages(records);
+    lane.txnStartedAt ||= Date.now();
     try {
       await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: batch });
     } catch (error) {
-      throw this.classify(error, `publishing ${records.length} record(s) in a Kafka transaction to ${batch.map((t) => t.topic).join(', ')}`);
+      throw this.classify(error, `publishing ${records.length} record(s) in a Kafka transaction to ${batch.map((t) => t.topic).join(', ')}`, lane);
     }
   }
 
   async commit(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<void> {
-    const txn = this.txn ?? (await this.begin());
+    const lane = this.lanes[this.turn]!;
+    const txn = lane.txn ?? (await this.begin(lane));
     const watermark: Watermark = { ...position, slot: this.options.slot, transactionalId: this.options.transactionalId, relayId: this.relayId };
     const offsets = { topic: this.options.offsetsTopic, messages: [{ key: this.options.slot, value: encodeWatermark(watermark) }] };
+    lane.txnStartedAt ||= Date.now();
     try {
       // The last batch and the watermark in one produce request (one AddPartitionsToTxn for both).
       if (records.length > 0) await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: [...topicMessages(records), offsets] });
       else await txn.send({ ...offsets, acks: -1 });
     } catch (error) {
       // The Kafka transaction stays open: disconnect() aborts it.
-      throw this.classify(error, `publishing ${records.length} record(s) and the watermark in a Kafka transaction`);
+      throw this.classify(error, `publishing ${records.length} record(s) and the watermark in a Kafka transaction`, lane);
     }
     try {
       await txn.commit();
     } catch (error) {
-      throw this.classify(error, `committing a Kafka transaction (watermark ${position.count} record(s))`);
+      // In doubt (a lost EndTxn reply may still have committed): no other lane may begin; the session ends and the next
+      // one fences every lane before it reads the watermark.
+      throw this.classify(error, `committing a Kafka transaction (watermark ${position.count} record(s))`, lane);
     } finally {
-      this.txn = null;
+      lane.txn = null;
     }
+    this.turn = (this.turn + 1) % this.lanes.length;
   }
 
   async abort(): Promise<void> {
-    const txn = this.txn;
-    this.txn = null;
+    const lane = this.lanes[this.turn]!;
+    const txn = lane.txn;
+    lane.txn = null;
     if (txn?.isActive()) await txn.abort().catch(() => undefined);
   }
 
   async disconnect(): Promise<void> {
     // An open transaction left behind would hold back read_committed consumers until the broker times it out.
-    await this.abort();
-    const producer = this.producer;
-    this.producer = null;
-    await producer?.disconnect().catch(() => undefined);
+    for (const lane of this.lanes) {
+      const txn = lane.txn;
+      lane.txn = null;
+      if (txn?.isActive()) await txn.abort().catch(() => undefined);
+      const producer = lane.producer;
+      lane.producer = null;
+      await producer?.disconnect().catch(() => undefined);
+    }
   }
 
   async readWatermark(): Promise<Watermark | null> {
@@ -251,30 +303,30 @@ export class TransactionalKafkaSink implements TransactionalSink {
     }
   }
 
-  private async begin(): Promise<KafkaTransaction> {
-    const producer = this.producer;
+  private async begin(lane: Lane): Promise<KafkaTransaction> {
+    const producer = lane.producer;
     if (!producer) throw new Error('TransactionalKafkaSink used before connect');
     try {
-      this.txn = await producer.transaction();
+      lane.txn = await producer.transaction();
     } catch (error) {
-      throw this.classify(error, 'beginning a Kafka transaction');
+      throw this.classify(error, `beginning a Kafka transaction (${lane.transactionalId})`, lane);
     }
-    this.txnStartedAt = Date.now();
-    return this.txn;
+    lane.txnStartedAt = 0;
+    return lane.txn;
   }
 
-  private classify(error: unknown, context: string): OutboxTailError {
+  private classify(error: unknown, context: string, lane: Lane): OutboxTailError {
     if (OutboxTailError.is(error)) return error;
     const types = errorTypes(error);
     const base = classifyKafkaError(error, context);
     if ([...types].some((t) => NO_TRANSACTIONS.has(t))) {
       return new OutboxTailError('KAFKA_TRANSACTIONS_UNAVAILABLE', `exactly-once delivery: the brokers refuse transactions: ${base.message}`, {
-        hint: `allow transactions for ${this.options.transactionalId} (ACL on the TransactionalId resource, Kafka 0.11+), keep --transaction-timeout-ms (${this.options.transactionTimeoutMs}) at or under the broker's transaction.max.timeout.ms, and make sure transaction.state.log.replication.factor / min.isr fit the cluster; or run --delivery at-least-once`,
+        hint: `allow transactions for ${this.lanes.map((l) => l.transactionalId).join(', ')} (ACL on the TransactionalId resource, Kafka 0.11+), keep --transaction-timeout-ms (${this.options.transactionTimeoutMs}) at or under the broker's transaction.max.timeout.ms, and make sure transaction.state.log.replication.factor / min.isr fit the cluster; or run --delivery at-least-once`,
         cause: error,
       });
     }
     if ([...types].some((t) => FENCED.has(t))) {
-      const age = this.txnStartedAt ? Date.now() - this.txnStartedAt : 0;
+      const age = lane.txnStartedAt ? Date.now() - lane.txnStartedAt : 0;
       if (age >= this.options.transactionTimeoutMs) {
         return new OutboxTailError(
           'KAFKA_PRODUCER_FENCED',
@@ -289,7 +341,7 @@ export class TransactionalKafkaSink implements TransactionalSink {
       // session starts with the slot, so this relay becomes a standby if the other one holds it.
       return new OutboxTailError(
         'KAFKA_PRODUCER_FENCED',
-        `exactly-once delivery: fenced by a newer producer with transactional id ${this.options.transactionalId}: ${base.message}`,
+        `exactly-once delivery: fenced by a newer producer with transactional id ${lane.transactionalId}: ${base.message}`,
         { retriable: true, cause: error },
       );
     }

@@ -164,7 +164,11 @@ describe('exactly-once config', () => {
       transactionalId: 'outbox-tail-orders',
       offsetsTopic: 'outbox-tail.offsets',
       transactionTimeoutMs: 60_000,
+      transactionLanes: 2,
     });
+    expect(resolveConfig({ env: { OUTBOX_TAIL_TRANSACTION_LANES: '1' } }).transactionLanes).toBe(1);
+    expect(() => resolveConfig({ flags: { transactionLanes: 5 } })).toThrow(/transaction-lanes|transactionLanes/);
+    expect(() => resolveConfig({ flags: { transactionLanes: 0 } })).toThrow(/transaction-lanes|transactionLanes/);
     expect(resolveConfig({ env: { OUTBOX_TAIL_SLOT: 'orders', OUTBOX_TAIL_TRANSACTIONAL_ID: 'mine' } }).transactionalId).toBe('mine');
   });
   it('refuses exactly-once on the platformatic client instead of downgrading', () => {
