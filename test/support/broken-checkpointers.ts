@@ -67,5 +67,6 @@ export type RelayVariant =
   | 'slow-commit'
   | 'slow-commit-unfenced'
   | 'no-start-checks'
+  | 'lanes-fenced-lazily'
   | 'publish-non-transactional'
   | 'recover-without-backfill';

@@ -139,6 +139,61 @@ class NoStartChecksSink extends SinkWrapper {
   }
 }
 
+/**
+ * Two lanes (rule E7) that take turns like the real sink's, but the second
+ * one is fenced only when its turn first comes, not at connect(): a Kafka
+ * transaction a killed or paused predecessor left open on <id>.2 survives
+ * the start, and that predecessor can still commit it.
+ */
+class LazyLaneSink implements TransactionalSink {
+  readonly transactional = true as const;
+  private turn = 0;
+  private secondConnected = false;
+  constructor(
+    private readonly first: TransactionalSink,
+    private readonly second: TransactionalSink,
+  ) {}
+  connect() {
+    return this.first.connect();
+  }
+  async disconnect() {
+    await this.first.disconnect();
+    await this.second.disconnect();
+  }
+  metadata(topics?: readonly string[]) {
+    return this.first.metadata(topics);
+  }
+  readWatermark() {
+    return this.first.readWatermark();
+  }
+  private async lane(): Promise<TransactionalSink> {
+    if (this.turn === 0) return this.first;
+    if (!this.secondConnected) {
+      await this.second.connect();
+      this.secondConnected = true;
+    }
+    return this.second;
+  }
+  async send(records: readonly SinkRecord[]) {
+    return (await this.lane()).send(records);
+  }
+  async commit(position: WatermarkPosition, records?: readonly SinkRecord[]) {
+    await (await this.lane()).commit(position, records);
+    this.turn = 1 - this.turn;
+  }
+  abort() {
+    return (this.turn === 0 ? this.first : this.second).abort();
+  }
+}
+
+function lazyLanes(config: RelayConfig, logger: Logger): TransactionalSink {
+  const id = config.transactionalId ?? `outbox-tail-${config.slot}`;
+  return new LazyLaneSink(
+    transactionalSink({ ...config, transactionLanes: 1, transactionalId: id }, logger),
+    transactionalSink({ ...config, transactionLanes: 1, transactionalId: `${id}.2` }, logger),
+  );
+}
+
 /** The skip rule off by one: skips only transactions ending strictly before the watermark, so the last one is published again. */
 const skipBelowWatermarkOnly: SkipRule = (commitLsn, watermark) => watermark !== null && watermark.commitLsn !== null && commitLsn < watermark.commitLsn;
 
@@ -169,6 +224,7 @@ export const EXACTLY_ONCE_VARIANTS: Record<string, { sinkFactory?: SinkFactory; 
   'skip-rule-off-by-one': { skipRule: skipBelowWatermarkOnly },
   'skip-rule-one-too-many': { skipRule: skipOneTooMany() },
   'no-start-checks': { sinkFactory: (config, logger) => new NoStartChecksSink(transactionalSink(config, logger)) },
+  'lanes-fenced-lazily': { sinkFactory: lazyLanes },
   // The zombie-fencing test (test/faults/zombie-fencing.ts): the correct relay, with a wide zombie window ...
   'slow-commit': { sinkFactory: (config, logger) => new SlowCommitSink(transactionalSink(config, logger)) },
   // ... and its negative control: no fencing, because every process has a transactional id of its own.
