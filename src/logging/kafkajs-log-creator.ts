@@ -14,7 +14,9 @@ export function kafkajsLogCreator(logger: Logger, debugMessages: ReadonlySet<str
     ({ namespace, level, log: entry }) => {
       const { message, timestamp: _t, logger: _l, ...extra } = entry;
       const line = { kafkajs: namespace, ...extra };
-      if (level <= KafkaLogLevel.ERROR && !debugErrors.has(message)) logger.error(line, message);
+      // The retry's error shows up twice: as kafkajs's message, and as the `error` of the Connection's response line.
+      const expected = debugErrors.has(message) || (typeof extra.error === 'string' && debugErrors.has(extra.error));
+      if (level <= KafkaLogLevel.ERROR && !expected) logger.error(line, message);
       else if (level === KafkaLogLevel.WARN && !debugMessages.has(message)) logger.warn(line, message);
       else logger.debug(line, message);
     };

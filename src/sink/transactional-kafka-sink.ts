@@ -61,6 +61,8 @@ export function transactionalRetry(retries: number): { retries: number; initialR
 /** kafkajs's error line for that retry: normal operation, logged at debug. */
 export const CONCURRENT_TRANSACTIONS_RETRY = new Set([
   'Failed to send messages: The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing',
+  // The Connection's "Response AddPartitionsToTxn(...)" line carries it as its `error`.
+  'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing',
 ]);
 
 /** A newer producer with our transactional id exists (or the coordinator aborted our transaction). */

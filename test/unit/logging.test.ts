@@ -41,9 +41,22 @@ describe('kafkajsLogCreator', () => {
     const quiet = kafkajsLogCreator(errors.logger, new Set(), new Set(['normal retry']))(logLevel.DEBUG);
     quiet({ ...entry('normal retry'), level: logLevel.ERROR });
     quiet({ ...entry('real failure'), level: logLevel.ERROR });
+    // The same retry as the `error` of kafkajs's Connection response line.
+    quiet({
+      ...entry('Response AddPartitionsToTxn(key: 24, version: 1)'),
+      level: logLevel.ERROR,
+      log: { ...entry('Response AddPartitionsToTxn(key: 24, version: 1)').log, error: 'normal retry' },
+    });
+    quiet({
+      ...entry('Response AddPartitionsToTxn(key: 24, version: 1)'),
+      level: logLevel.ERROR,
+      log: { ...entry('Response AddPartitionsToTxn(key: 24, version: 1)').log, error: 'Not authorized' },
+    });
     expect(errors.lines.map((l) => [l.level, l.msg])).toEqual([
       ['debug', 'normal retry'],
       ['error', 'real failure'],
+      ['debug', 'Response AddPartitionsToTxn(key: 24, version: 1)'],
+      ['error', 'Response AddPartitionsToTxn(key: 24, version: 1)'],
     ]);
     expect(lines[0]).toMatchObject({ kafkajs: 'Producer', broker: 'b:9092' });
     expect(lines[0]).not.toHaveProperty('timestamp');
