@@ -463,6 +463,10 @@ async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: n
   // The backlog's WAL (~300 MB at 200,000 rows) would start a checkpoint inside the first relay's catch-up only:
   // with two delivery modes (or two relays) on one backlog, whichever goes first would pay for it.
   await ctx.pg.query('checkpoint');
+  // Likewise autovacuum, which 200,000 inserts trigger (autovacuum_vacuum_insert_threshold) and which would otherwise
+  // run beside the first relay: vacuumed now, with the checkpoint after it.
+  await ctx.pg.query('vacuum (analyze) outbox');
+  await ctx.pg.query('checkpoint');
   log(
     `  backlog: ${events} rows in ${perTxn === 1 ? 'single-row' : `${perTxn}-row`} transactions written in ${((Date.now() - t0) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`,
   );
