@@ -16,66 +16,15 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
-import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, query, waitForConfirmed } from '../support/slot.js';
+import { peekTransactions, waitForInactive } from '../support/witness-slot.js';
 
 const bed = relayTestbed();
 const ATTEMPTS = 5;
-
-interface DecodedTxn {
-  /** XLogData LSN of the Begin: the LSN of the transaction's first published change. */
-  beginLsn: Lsn;
-  commitLsn: Lsn;
-  endLsn: Lsn;
-  /** XLogData LSN of the Commit (PostgreSQL sends the end LSN there). */
-  commitMessageLsn: Lsn;
-  aggregateIds: string[];
-}
-
-/** The committed transactions a logical slot would send now, decoded, without consuming them. */
-async function peekTransactions(url: string, slot: string): Promise<DecodedTxn[]> {
-  const rows = await query<{ lsn: string; data: Buffer }>(
-    url,
-    `select lsn::text as lsn, data from pg_logical_slot_peek_binary_changes($1, null, null, 'proto_version', '1', 'publication_names', 'outbox_tail')`,
-    [slot],
-  );
-  const txns: DecodedTxn[] = [];
-  const columns = new Map<number, string[]>();
-  let open: DecodedTxn | null = null;
-  for (const row of rows) {
-    const message: PgoutputMessage = decodePgoutput(row.data);
-    const lsn = Lsn.parse(row.lsn);
-    if (message.tag === 'begin') open = { beginLsn: lsn, commitLsn: message.finalLsn, endLsn: Lsn.of(0n), commitMessageLsn: Lsn.of(0n), aggregateIds: [] };
-    else if (message.tag === 'relation')
-      columns.set(
-        message.relationId,
-        message.columns.map((c) => c.name),
-      );
-    else if (message.tag === 'insert' && open) {
-      const at = columns.get(message.relationId)?.indexOf('aggregate_id') ?? -1;
-      const value = at >= 0 ? message.values[at] : null;
-      if (value) open.aggregateIds.push(value.toString());
-    } else if (message.tag === 'commit' && open) {
-      open.endLsn = message.endLsn;
-      open.commitMessageLsn = lsn;
-      txns.push(open);
-      open = null;
-    }
-  }
-  return txns;
-}
-
-async function waitForInactive(url: string, slot: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await query<{ active: boolean }>(url, 'select active from pg_replication_slots where slot_name = $1', [slot]))[0]?.active) {
-    if (Date.now() > deadline) throw new Error(`slot ${slot} still active ${timeoutMs} ms after the relay was killed`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /**
  * The two boundaries a restarted relay resumes at:

@@ -7,6 +7,7 @@ import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, currentWalLsn, query, waitForConfirmed } from '../support/slot.js';
+import { peekTransactions, type ShapeAttempt, untilShapeOccurs, waitForInactive } from '../support/witness-slot.js';
 
 // --source messages|both against a real PostgreSQL 15 and Kafka: events written
 // with outbox_tail.emit() (migrations/0003_emit_message.sql) and with
@@ -207,70 +208,104 @@ describe('relay --source messages (real Postgres and Kafka)', () => {
     expect(relay.logs.some((l) => l.event === 'heartbeat-failed' || l.level === 'error')).toBe(false);
   });
 
+  interface AcrossKill {
+    message: number;
+    dml: number;
+    confirmedAtKill: Lsn;
+    messageTxnEnd: Lsn;
+    messageCommitLsn: Lsn;
+  }
+
   /**
    * The Debezium shapes (dbz#2004 duplicates after a restart, dbz#2058 DML lost
    * after its fix): a transaction holding only a message is published and
    * confirmed, the relay is killed, then a DML transaction commits (with
    * `adjacent`, it was opened before the message transaction, so its commit
    * record starts exactly at the message transaction's end LSN), and a new
-   * relay starts. How often did each arrive?
+   * relay starts. How often did each arrive? The WAL shape is proven on a
+   * witness slot (the DML's commit, or without `adjacent` its first change,
+   * starts exactly at the message transaction's end, so nothing else was
+   * written before the kill); an attempt where other WAL landed in between is
+   * built again.
    */
-  async function messageThenDmlAcrossKill(variant: RelayVariant, adjacent: boolean) {
+  async function messageThenDmlAcrossKill(variant: RelayVariant, adjacent: boolean): Promise<ShapeAttempt<AcrossKill>> {
     const type = uniqueName('dbz');
     const topic = `outbox.event.${type}`;
     const slot = uniqueName('slot');
+    const witness = uniqueName('witness');
     await createSlot(bed.db.url, slot);
-    const collector = await bed.collect([topic]);
-    const start = () => bed.relay(slot, { variant, env: { OUTBOX_TAIL_SOURCE: 'both' } });
-    const first = start();
-    await first.waitForLog(isStreaming);
-    const dml = new pg.Client({ connectionString: bed.db.url });
-    await dml.connect();
-    const insertDml = () => dml.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 'dml', 'E', '{}')`, [type]);
-    if (adjacent) {
-      await dml.query('begin');
-      await insertDml();
+    await createSlot(bed.db.url, witness);
+    try {
+      const collector = await bed.collect([topic]);
+      const start = () => bed.relay(slot, { variant, env: { OUTBOX_TAIL_SOURCE: 'both' } });
+      const first = start();
+      await first.waitForLog(isStreaming);
+      const dml = new pg.Client({ connectionString: bed.db.url });
+      await dml.connect();
+      const insertDml = () => dml.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 'dml', 'E', '{}')`, [type]);
+      if (adjacent) {
+        await dml.query('begin');
+        await insertDml();
+      }
+      await inTransaction(async (c) => emit(c, type, 'msg', 'E'));
+      await collector.waitUntil((c) => c.records.some((r) => r.key === 'msg'));
+      const messageTxn = (await peekTransactions(bed.db.url, witness, { messages: true })).find((t) => t.messages.some((m) => m.includes(type)));
+      if (!messageTxn) throw new Error('witness slot: the message transaction not found');
+      const messageTxnEnd = messageTxn.endLsn;
+      // The confirm this variant makes for the message transaction (the slot stops there: nothing else is open or sent).
+      const expectedConfirm =
+        variant === 'confirm-commit-start' ? messageTxn.commitLsn : variant === 'confirm-end-plus-one' ? Lsn.of(messageTxnEnd + 1n) : messageTxnEnd;
+      await waitForConfirmed(bed.db.url, slot, expectedConfirm, 10_000);
+      await first.kill('SIGKILL');
+      await waitForInactive(bed.db.url, slot);
+      const confirmedAtKill = await confirmedFlushLsn(bed.db.url, slot);
+      if (adjacent) await dml.query('commit');
+      else await insertDml();
+      await dml.end();
+      const marker = await inTransaction(async (c) => emit(c, type, 'marker', 'E'));
+      const dmlTxn = (await peekTransactions(bed.db.url, witness)).find((t) => t.aggregateIds.includes('dml'));
+      if (!dmlTxn) throw new Error('witness slot: the DML transaction not found');
+      const shape = {
+        messageTxnEnd: Lsn.format(messageTxnEnd),
+        dmlBeginLsn: Lsn.format(dmlTxn.beginLsn),
+        dmlCommitLsn: Lsn.format(dmlTxn.commitLsn),
+        confirmedAtKill: Lsn.format(confirmedAtKill),
+      };
+      if ((adjacent ? dmlTxn.commitLsn : dmlTxn.beginLsn) !== messageTxnEnd)
+        return {
+          shapeMet: false,
+          why: `the DML's ${adjacent ? 'commit' : 'first change'} does not start at the message transaction's end (other WAL in between)`,
+          shape,
+        };
+      const second = start();
+      await second.waitForLog(isStreaming);
+      await collector.waitUntil((c) => c.records.some((r) => r.headers.id === marker), 20_000);
+      await second.kill('SIGKILL');
+      const copies = (key: string) => collector.records.filter((r) => r.key === key).length;
+      const messageCommitLsn = Lsn.parse(collector.records.find((r) => r.key === 'msg')!.headers.commit_lsn!);
+      expect(messageCommitLsn).toBe(messageTxn.commitLsn);
+      return { shapeMet: true, shape, message: copies('msg'), dml: copies('dml'), confirmedAtKill, messageTxnEnd, messageCommitLsn };
+    } finally {
+      await query(bed.db.url, 'select pg_drop_replication_slot($1)', [witness]).catch(() => undefined);
     }
-    // The commit record's end: the insert position right after COMMIT, on the same connection (as relay-safety.test.ts).
-    const writer = new pg.Client({ connectionString: bed.db.url });
-    await writer.connect();
-    await writer.query('begin');
-    await emit(writer, type, 'msg', 'E');
-    await writer.query('commit');
-    const messageTxnEnd = Lsn.parse((await writer.query<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn')).rows[0]!.lsn);
-    await writer.end();
-    await collector.waitUntil((c) => c.records.some((r) => r.key === 'msg'));
-    // Wait for the confirm this variant makes for the message transaction (the slot stops there: nothing else is open or sent).
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const confirmedAtKill = await confirmedFlushLsn(bed.db.url, slot);
-    await first.kill('SIGKILL');
-    if (adjacent) await dml.query('commit');
-    else await insertDml();
-    await dml.end();
-    const marker = await inTransaction(async (c) => emit(c, type, 'marker', 'E'));
-    const second = start();
-    await second.waitForLog(isStreaming);
-    await collector.waitUntil((c) => c.records.some((r) => r.headers.id === marker), 20_000);
-    await second.kill('SIGKILL');
-    const copies = (key: string) => collector.records.filter((r) => r.key === key).length;
-    const messageCommitLsn = Lsn.parse(collector.records.find((r) => r.key === 'msg')!.headers.commit_lsn!);
-    return { message: copies('msg'), dml: copies('dml'), confirmedAtKill, messageTxnEnd, messageCommitLsn };
   }
+  const across = (variant: RelayVariant, adjacent: boolean) =>
+    untilShapeOccurs(`${adjacent ? 'dbz#2058' : 'dbz#2004'} ${variant}`, () => messageThenDmlAcrossKill(variant, adjacent));
 
   it('dbz#2004 shape: a confirmed message transaction is not sent again after a kill, the next DML transaction is (and catches a relay that confirms the commit start)', async () => {
-    const correct = await messageThenDmlAcrossKill('correct', false);
+    const correct = await across('correct', false);
     expect(correct.confirmedAtKill).toBe(correct.messageTxnEnd);
     expect({ message: correct.message, dml: correct.dml }).toEqual({ message: 1, dml: 1 });
-    const broken = await messageThenDmlAcrossKill('confirm-commit-start', false);
+    const broken = await across('confirm-commit-start', false);
     expect(broken.confirmedAtKill).toBe(broken.messageCommitLsn);
     expect({ message: broken.message, dml: broken.dml }).toEqual({ message: 2, dml: 1 });
   });
 
   it('dbz#2058 shape: a DML transaction whose commit starts exactly at the confirmed end of a message transaction is delivered after a kill (and catches a relay that confirms end LSN + 1)', async () => {
-    const correct = await messageThenDmlAcrossKill('correct', true);
+    const correct = await across('correct', true);
     expect(correct.confirmedAtKill).toBe(correct.messageTxnEnd);
     expect({ message: correct.message, dml: correct.dml }).toEqual({ message: 1, dml: 1 });
-    const broken = await messageThenDmlAcrossKill('confirm-end-plus-one', true);
+    const broken = await across('confirm-end-plus-one', true);
     expect(broken.confirmedAtKill).toBe(broken.messageTxnEnd + 1n);
     expect({ message: broken.message, dml: broken.dml }).toEqual({ message: 1, dml: 0 });
   });

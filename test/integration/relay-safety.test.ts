@@ -6,6 +6,7 @@ import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, currentWalLsn, query, waitForConfirmed } from '../support/slot.js';
+import { peekTransactions, type ShapeAttempt, untilShapeOccurs, waitForInactive } from '../support/witness-slot.js';
 
 const bed = relayTestbed();
 const relay = (slot: string, variant?: RelayVariant, env: Record<string, string> = {}) => bed.relay(slot, { env, ...(variant ? { variant } : {}) });
@@ -31,41 +32,62 @@ describe('LSN safety', () => {
   /**
    * docs/architecture.md#lsn-rules, rule 3: T2 opens, T1 commits, the relay confirms T1, the
    * relay is killed, T2 commits (its commit record starts exactly at T1's end
-   * LSN), a new relay must deliver T2.
+   * LSN), a new relay must deliver T2. The adjacency is proven on a witness
+   * slot, never assumed: other files' WAL can land between T1 and T2's commit,
+   * and such an attempt is built again.
    */
-  async function adjacentCommit(variant: RelayVariant): Promise<{ t2Delivered: boolean; markerDelivered: boolean }> {
+  async function adjacentCommit(variant: RelayVariant): Promise<ShapeAttempt<{ t2Delivered: boolean; markerDelivered: boolean }>> {
     const type = uniqueName('adj');
     const topic = `outbox.event.${type}`;
     const slot = uniqueName('slot');
+    const witness = uniqueName('witness');
     await createSlot(bed.db.url, slot);
-    const collector = await collect([topic]);
-    const first = relay(slot, variant);
-    await first.waitForLog(isStreaming);
-    const t2 = new pg.Client({ connectionString: bed.db.url });
-    await t2.connect();
-    await t2.query('begin');
-    await t2.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 't2', 'E', '{}')`, [type]);
-    const t1End = await commitRows(type, ['t1']);
-    await collector.waitUntil((c) => c.records.some((r) => r.key === 't1'));
-    // T2 is open, so no keepalive can be confirmed: the slot stops exactly at what the frontier allows.
-    await waitForConfirmed(bed.db.url, slot, t1End, 10_000);
-    const confirmedAtKill = await confirmedFlushLsn(bed.db.url, slot);
-    await first.kill('SIGKILL');
-    await t2.query('commit');
-    await t2.end();
-    await commitRows(type, ['marker']);
-    const second = relay(slot, variant);
-    await second.waitForLog(isStreaming);
-    await collector.waitUntil((c) => c.records.some((r) => r.key === 'marker'), 20_000);
-    // All relays read the same outbox table: stop this one before the next scenario runs.
-    await second.kill('SIGKILL');
-    expect(confirmedAtKill).toBe(variant === 'confirm-end-plus-one' ? t1End + 1n : t1End);
-    return { t2Delivered: collector.records.some((r) => r.key === 't2'), markerDelivered: true };
+    await createSlot(bed.db.url, witness);
+    try {
+      const collector = await collect([topic]);
+      const first = relay(slot, variant);
+      await first.waitForLog(isStreaming);
+      const t2 = new pg.Client({ connectionString: bed.db.url });
+      await t2.connect();
+      await t2.query('begin');
+      await t2.query(`insert into outbox(aggregate_type, aggregate_id, event_type, payload) values ($1, 't2', 'E', '{}')`, [type]);
+      await commitRows(type, ['t1']);
+      await collector.waitUntil((c) => c.records.some((r) => r.key === 't1'));
+      const t1 = (await peekTransactions(bed.db.url, witness)).find((t) => t.aggregateIds.includes('t1'));
+      if (!t1) throw new Error('witness slot: T1 not found');
+      const expectedResume = variant === 'confirm-end-plus-one' ? Lsn.of(t1.endLsn + 1n) : t1.endLsn;
+      await waitForConfirmed(bed.db.url, slot, expectedResume, 10_000);
+      await first.kill('SIGKILL');
+      await waitForInactive(bed.db.url, slot);
+      const resume = await confirmedFlushLsn(bed.db.url, slot);
+      await t2.query('commit');
+      await t2.end();
+      await commitRows(type, ['marker']);
+      const t2Txn = (await peekTransactions(bed.db.url, witness)).find((t) => t.aggregateIds.includes('t2'));
+      if (!t2Txn) throw new Error('witness slot: T2 not found');
+      const shape = { t1EndLsn: Lsn.format(t1.endLsn), t2CommitLsn: Lsn.format(t2Txn.commitLsn), resumeLsn: Lsn.format(resume) };
+      if (t2Txn.commitLsn !== t1.endLsn) return { shapeMet: false, why: "T2's commit does not start at T1's end LSN (other WAL in between)", shape };
+      const second = relay(slot, variant);
+      await second.waitForLog(isStreaming);
+      await collector.waitUntil((c) => c.records.some((r) => r.key === 'marker'), 20_000);
+      // All relays read the same outbox table: stop this one before the next scenario runs.
+      await second.kill('SIGKILL');
+      // Nothing was written between T1's end and the kill, so no keepalive could move the slot past what the frontier allows.
+      expect(resume).toBe(expectedResume);
+      return { shapeMet: true, shape, t2Delivered: collector.records.some((r) => r.key === 't2'), markerDelivered: true };
+    } finally {
+      await query(bed.db.url, 'select pg_drop_replication_slot($1)', [witness]).catch(() => undefined);
+    }
   }
 
+  const delivered = (a: { t2Delivered: boolean; markerDelivered: boolean }) => ({ t2Delivered: a.t2Delivered, markerDelivered: a.markerDelivered });
+
   it('delivers a transaction whose commit starts exactly at the confirmed LSN after a kill -9 (and catches a relay that confirms end LSN + 1)', async () => {
-    expect(await adjacentCommit('correct')).toEqual({ t2Delivered: true, markerDelivered: true });
-    expect(await adjacentCommit('confirm-end-plus-one')).toEqual({ t2Delivered: false, markerDelivered: true });
+    expect(delivered(await untilShapeOccurs('adjacent-commit correct', () => adjacentCommit('correct')))).toEqual({ t2Delivered: true, markerDelivered: true });
+    expect(delivered(await untilShapeOccurs('adjacent-commit confirm-end-plus-one', () => adjacentCommit('confirm-end-plus-one')))).toEqual({
+      t2Delivered: false,
+      markerDelivered: true,
+    });
   });
 
   it('on SIGTERM publishes and confirms everything in flight, then exits 0', async () => {
