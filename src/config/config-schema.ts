@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
 import { readSecretFile } from '../secrets/read-secret-file.js';
+import { RECORD_HEADER_NAMES } from '../sink/record-builder.js';
 
 /**
  * The one config schema: every option, its type, its default. Flags, env vars
@@ -54,6 +55,13 @@ export const configSchema = z
       .min(1)
       .refine((t) => !/\{(?!aggregate_type\}|event_type\}|table\})[^}]*\}/.test(t), 'unknown placeholder; use {aggregate_type}, {event_type} or {table}')
       .default('outbox.event.{aggregate_type}'),
+    // The standard headers on every record (README, Record format). id is what consumers deduplicate on, so it is always sent;
+    // verify needs created_at. Fewer headers cost the relay and the broker less per record (README, Performance).
+    recordHeaders: z
+      .preprocess((v) => (typeof v === 'string' ? v.split(',') : v), z.array(z.string().trim().pipe(z.enum(RECORD_HEADER_NAMES))).min(1))
+      .refine((h) => h.includes('id'), 'must include id: the idempotent consumer and verify find each event by it')
+      .transform((h) => [...new Set(h)])
+      .default([...RECORD_HEADER_NAMES]),
     columnId: identifier.default(COLUMNS.id),
     columnAggregateType: identifier.default(COLUMNS.aggregateType),
     columnAggregateId: identifier.default(COLUMNS.aggregateId),

@@ -50,6 +50,11 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   brokers: { type: 'array', group: 'Kafka', describe: 'Kafka bootstrap brokers, comma separated' },
   clientId: { type: 'string', group: 'Kafka', describe: 'Kafka client id' },
   topic: { type: 'string', group: 'Kafka', describe: 'Topic template: {aggregate_type}, {event_type}, {table}' },
+  recordHeaders: {
+    type: 'array',
+    group: 'Kafka',
+    describe: 'Standard headers on every record, comma separated, id required (default all: id,event_type,aggregate_type,aggregate_id,created_at,commit_lsn)',
+  },
   allowAutoTopicCreation: { type: 'boolean', group: 'Kafka', describe: 'Let the broker create missing topics (if the broker allows it)' },
   kafkaRetries: { type: 'number', group: 'Kafka', describe: 'Producer retries before the relay restarts from the slot' },
   kafkaClient: {

@@ -61,7 +61,7 @@ export async function replayOutbox(client: pg.Client, config: RelayConfig, optio
   const onlyMissing = options.onlyMissing ? `and o.${col.id}::text in (select m.id from (${MISSING_ROWS}) m)` : '';
 
   const mapper = new RowMapper(columnMapping(config), config.table);
-  const builder = new RecordBuilder(config.topic);
+  const builder = new RecordBuilder(config.topic, config.recordHeaders);
   const replayedAt = new Date(started).toISOString();
   const sink = options.dryRun ? null : createKafkaSink({ ...config, delivery: 'at-least-once' }, logger);
   const report: ReplayReport = {

@@ -1,7 +1,7 @@
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import type pg from 'pg';
 import type { RelayConfig } from '../config/config-schema.js';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import { readTopicRange, type PartitionRange } from '../kafka/read-topic-range.js';
 import type { OutboxEvent } from '../outbox/outbox-event.js';
@@ -174,6 +174,16 @@ export async function openWindow(client: pg.Client, config: RelayConfig, window:
 
 /** Fills the temporary tables: the rows created in the window, and the ids of the window's records in Kafka. */
 export async function collectWindow(client: pg.Client, config: RelayConfig, options: Omit<VerifyOptions, 'list'>): Promise<CollectedWindow> {
+  if (!config.recordHeaders.includes('created_at')) {
+    throw new OutboxTailError(
+      'CONFIG_INVALID',
+      'verify and replay --only-missing: --record-headers leaves out created_at, so records in Kafka cannot be placed in the window',
+      {
+        hint: 'verify needs the relay to send created_at: add it to --record-headers (the default sends it)',
+        exitCode: EXIT.CONFIG,
+      },
+    );
+  }
   const { window } = options;
   const opened = await openWindow(client, config, window);
   const { sql, table, col, from, to } = opened;

@@ -96,7 +96,7 @@ export class RelaySession {
       );
       const publisher = new PublishingStage({
         sink,
-        builder: new RecordBuilder(config.topic),
+        builder: new RecordBuilder(config.topic, config.recordHeaders),
         limits: config,
         policies: badRowPolicies(config),
         flow: source,

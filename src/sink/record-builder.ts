@@ -8,6 +8,10 @@ const RECORD_OVERHEAD = 70;
 const STANDARD_HEADERS_SIZE = 'id'.length + 'event_type'.length + 'aggregate_type'.length + 'aggregate_id'.length + 'commit_lsn'.length + 5 * 2;
 const CREATED_AT_SIZE = 'created_at'.length + 2;
 
+/** The standard headers a record can carry (--record-headers), in the order they are written. */
+export const RECORD_HEADER_NAMES = ['id', 'event_type', 'aggregate_type', 'aggregate_id', 'created_at', 'commit_lsn'] as const;
+export type RecordHeaderName = (typeof RECORD_HEADER_NAMES)[number];
+
 /** Builds Kafka records from outbox events, Debezium Outbox Event Router style. */
 export class RecordBuilder {
   private readonly topicFor: (event: OutboxEvent) => string;
@@ -15,11 +19,16 @@ export class RecordBuilder {
   private lsnTxn: OutboxEvent['txn'] | null = null;
   private lsnText = '';
 
-  constructor(topicTemplate: string) {
+  /** Null when all six standard headers are sent: the common case keeps its fixed-shape object literal. */
+  private readonly only: ReadonlySet<RecordHeaderName> | null;
+
+  constructor(topicTemplate: string, headerNames: readonly RecordHeaderName[] = RECORD_HEADER_NAMES) {
     this.topicFor = compileTopicTemplate(topicTemplate);
+    this.only = RECORD_HEADER_NAMES.every((h) => headerNames.includes(h)) ? null : new Set(headerNames);
   }
 
   build(event: OutboxEvent): SinkRecord {
+    if (this.only !== null) return this.buildSelected(event, this.only);
     const txn = event.txn;
     if (txn !== this.lsnTxn) {
       this.lsnTxn = txn;
@@ -65,6 +74,27 @@ export class RecordBuilder {
       for (const k in headers) bytes += k.length + headers[k]!.length + 2;
     }
     return { topic: this.topicFor(event), key: aggregateId, value: event.payload, headers, bytes };
+  }
+
+  /** A chosen subset of the standard headers (plus the user's own, which always pass). */
+  private buildSelected(event: OutboxEvent, only: ReadonlySet<RecordHeaderName>): SinkRecord {
+    const txn = event.txn;
+    const headers: Record<string, string> = { ...event.headers };
+    headers.id = event.id;
+    if (only.has('event_type')) headers.event_type = event.eventType;
+    if (only.has('aggregate_type')) headers.aggregate_type = event.aggregateType;
+    if (only.has('aggregate_id')) headers.aggregate_id = event.aggregateId;
+    if (only.has('created_at') && event.createdAt !== null) headers.created_at = event.createdAt;
+    if (only.has('commit_lsn')) {
+      if (txn !== this.lsnTxn) {
+        this.lsnTxn = txn;
+        this.lsnText = Lsn.format(txn.commitLsn);
+      }
+      headers.commit_lsn = this.lsnText;
+    }
+    let bytes = RECORD_OVERHEAD + event.payload.length + event.aggregateId.length;
+    for (const k in headers) bytes += k.length + headers[k]!.length + 2;
+    return { topic: this.topicFor(event), key: event.aggregateId, value: event.payload, headers, bytes };
   }
 
   /** A small pointer record for the dead-letter topic; never carries the payload. */

@@ -31,4 +31,20 @@ describe('created_at header (real Postgres and Kafka)', () => {
     const byId = new Map(collector.records.map((r) => [r.headers.id!, r.headers.created_at]));
     for (const row of rows) expect(byId.get(row.id)).toBe(row.utc);
   });
+
+  it('--record-headers id,created_at: records carry those two and the headers column entries, nothing else', async () => {
+    const type = uniqueName('fewer');
+    const slot = uniqueName('slot');
+    await createSlot(bed.db.url, slot);
+    const collector = await bed.collect([`outbox.event.${type}`]);
+    await bed.relay(slot, { env: { OUTBOX_TAIL_RECORD_HEADERS: 'id,created_at' } }).waitForLog(isStreaming);
+    await query(bed.db.url, `insert into outbox(aggregate_type, aggregate_id, event_type, payload, headers) values ($1, 'a', 'E', '{}', '{"trace": "t-1"}')`, [
+      type,
+    ]);
+    await collector.waitForDistinct(1);
+    const [row] = await query<{ id: string }>(bed.db.url, `select id::text from outbox where aggregate_type = $1`, [type]);
+    const headers = collector.records[0]!.headers;
+    expect(Object.keys(headers).sort()).toEqual(['created_at', 'id', 'trace']);
+    expect(headers.id).toBe(row!.id);
+  });
 });

@@ -5,6 +5,7 @@ import { tempDir } from '../support/temp-dir.js';
 import { envName, flagName } from '../../src/config/options.js';
 import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import { collectWindow } from '../../src/recovery/verify-outbox.js';
 
 const dir = tempDir('outbox-tail-config-');
 const file = (name: string, text: string) => {
@@ -86,6 +87,32 @@ describe('config resolution', () => {
     expect(() => resolveConfig({ env: { OUTBOX_TAIL_ON_SLOT_LOST: 'recover', OUTBOX_TAIL_DELIVERY: 'exactly-once' } })).toThrow(
       /recover is not automatic with exactly-once delivery/,
     );
+  });
+
+  it('sends all six standard headers by default; --record-headers narrows them, never without id or with an unknown name', () => {
+    expect(resolveConfig({}).recordHeaders).toEqual(['id', 'event_type', 'aggregate_type', 'aggregate_id', 'created_at', 'commit_lsn']);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_RECORD_HEADERS: 'id, created_at,id' } }).recordHeaders).toEqual(['id', 'created_at']);
+    expect(resolveConfig({ flags: { recordHeaders: ['id'] } }).recordHeaders).toEqual(['id']);
+    expect(() => resolveConfig({ flags: { recordHeaders: ['event_type'] } })).toThrow(/--record-headers \/ OUTBOX_TAIL_RECORD_HEADERS: must include id/);
+    expect(() => resolveConfig({ env: { OUTBOX_TAIL_RECORD_HEADERS: 'id,trace' } })).toThrow(
+      '--record-headers / OUTBOX_TAIL_RECORD_HEADERS: Invalid option: expected one of "id"|"event_type"|"aggregate_type"|"aggregate_id"|"created_at"|"commit_lsn" (given "id,trace" by env OUTBOX_TAIL_RECORD_HEADERS)',
+    );
+  });
+
+  it('verify and replay --only-missing refuse, before touching the database, a header set without created_at', async () => {
+    const config = resolveConfig({ env: { OUTBOX_TAIL_RECORD_HEADERS: 'id,event_type' } });
+    const untouchable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('the database was used');
+        },
+      },
+    ) as never;
+    const refused = await collectWindow(untouchable, config, { window: { fromMs: 0, toMs: 1 }, marginMs: 0 }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OutboxTailError);
+    expect(refused).toMatchObject({ code: 'CONFIG_INVALID', exitCode: 2 });
+    expect((refused as Error).message).toContain('--record-headers leaves out created_at');
   });
 
   it('rejects unknown keys in a config file and unknown topic placeholders', () => {

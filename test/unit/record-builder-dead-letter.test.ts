@@ -42,6 +42,27 @@ describe('RecordBuilder: user headers and created_at', () => {
   });
 });
 
+describe('RecordBuilder: --record-headers', () => {
+  it('sends only the chosen standard headers, id always, and the user headers untouched', () => {
+    const e = event({ headers: { trace: 't-1', event_type: 'spoofed' }, createdAt: '2026-12-01T12:27:21.696420Z' });
+    const r = new RecordBuilder('t', ['id', 'event_type']).build(e);
+    expect(r.headers).toEqual({ trace: 't-1', id: 'e1', event_type: 'OrderCreated' });
+    expect(r.bytes).toBe(sized(r.headers, e));
+    expect(new RecordBuilder('t', ['id']).build(event()).headers).toEqual({ id: 'e1' });
+  });
+
+  it('keeps created_at and commit_lsn when chosen, and the full set builds what the default builds', () => {
+    const e = event({ createdAt: '2026-12-01T12:27:21.696420Z' });
+    expect(new RecordBuilder('t', ['id', 'created_at', 'commit_lsn']).build(e).headers).toEqual({
+      id: 'e1',
+      created_at: '2026-12-01T12:27:21.696420Z',
+      commit_lsn: '0/1925E80',
+    });
+    const all = new RecordBuilder('t', ['commit_lsn', 'created_at', 'aggregate_id', 'aggregate_type', 'event_type', 'id']).build(e);
+    expect(all).toEqual(new RecordBuilder('t').build(e));
+  });
+});
+
 describe('RecordBuilder: dead-letter pointers', () => {
   it('keys a pointer by the outbox id and carries reason, commit LSN and id as headers', () => {
     const r = new RecordBuilder('t').deadLetter(event(), 'oversize: 2000000 bytes', 'outbox.event.order', 'dlq');
