@@ -109,6 +109,8 @@ export const configSchema = z
     replicationTimeoutMs: int(0).default(60_000),
     kafkaRetries: int(0).default(5),
     kafkaClient: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
+    // worker: the Kafka client and record encoding run on a worker thread, so the relay uses a second core (README, Performance).
+    sinkThread: z.enum(['main', 'worker']).default('main'),
     // Exactly-once: Kafka transactions carrying whole PostgreSQL transactions plus the slot's watermark (README.md, Exactly-once delivery).
     delivery: z.enum(['at-least-once', 'exactly-once']).default('at-least-once'),
     // Default outbox-tail-<slot> (set below): one transactional id per slot, so a second relay of the slot fences the first.
@@ -151,6 +153,14 @@ export const configSchema = z
     if (c.delivery === 'exactly-once' && c.kafkaClient !== 'kafkajs') {
       // @platformatic/kafka has transactions too, but its sink has no transactional path and the crash suite has not proven one.
       ctx.addIssue({ code: 'custom', path: ['kafkaClient'], message: 'exactly-once delivery runs on the kafkajs client only (--kafka-client kafkajs)' });
+    }
+    if (c.delivery === 'exactly-once' && c.sinkThread === 'worker') {
+      // The transactional sink's watermark, commit and abort calls are not carried to the worker (yet): never a silent fallback.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sinkThread'],
+        message: 'exactly-once delivery runs its Kafka client on the main thread only (--sink-thread main)',
+      });
     }
     if (c.delivery === 'exactly-once' && c.onSlotLost === 'recover') {
       // The backfill is at least once, and the old watermark would stand behind the new slot (WATERMARK_BEHIND_SLOT).

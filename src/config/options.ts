@@ -63,6 +63,12 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
     choices: ['kafkajs', 'platformatic'],
     describe: 'Kafka client library of the producer: kafkajs, or @platformatic/kafka (less CPU per record, see the README Performance section)',
   },
+  sinkThread: {
+    type: 'string',
+    group: 'Kafka',
+    choices: ['main', 'worker'],
+    describe: 'Where the Kafka client runs: main (one thread), or worker (a worker thread: a second core for Kafka encoding and I/O; at-least-once only)',
+  },
   delivery: {
     type: 'string',
     group: 'Delivery',

@@ -6,8 +6,9 @@ import { kafkaSinkOptions } from './kafka-sink-options.js';
 import { PlatformaticKafkaSink } from './platformatic-sink.js';
 import type { Sink } from './sink.js';
 import { TransactionalKafkaSink } from './transactional-kafka-sink.js';
+import { WorkerSink } from './worker-sink.js';
 
-/** The Kafka sink of --kafka-client (kafkajs by default) and --delivery, with the config's connection, TLS and SASL settings. */
+/** The Kafka sink of --kafka-client (kafkajs by default), --delivery and --sink-thread, with the config's connection, TLS and SASL settings. */
 export function createKafkaSink(config: RelayConfig, logger: Logger): Sink {
   const options = kafkaSinkOptions(config, logger);
   if (config.delivery === 'exactly-once') {
@@ -22,5 +23,7 @@ export function createKafkaSink(config: RelayConfig, logger: Logger): Sink {
       lanes: config.transactionLanes,
     });
   }
-  return config.kafkaClient === 'platformatic' ? new PlatformaticKafkaSink(options) : new KafkaSink(options);
+  const sink = config.kafkaClient === 'platformatic' ? new PlatformaticKafkaSink(options) : new KafkaSink(options);
+  // This thread's sink still answers metadata(); the worker builds its own from the same config.
+  return config.sinkThread === 'worker' ? new WorkerSink(config, sink, logger) : sink;
 }

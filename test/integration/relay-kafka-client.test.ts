@@ -14,10 +14,15 @@ import { createSlot, currentWalLsn, query, waitForConfirmed } from '../support/s
 const bed = relayTestbed();
 
 describe('--kafka-client', () => {
-  it('kafkajs and platformatic deliver the same records, each key on the same partition', async () => {
+  it('kafkajs, platformatic and kafkajs on the sink thread deliver the same records, each key on the same partition', async () => {
     const partitionsBy: Record<string, Map<string, number>> = {};
-    for (const client of ['kafkajs', 'platformatic'] as const) {
-      const type = uniqueName(`client_${client}`);
+    const variants = [
+      ['kafkajs', 'main'],
+      ['platformatic', 'main'],
+      ['kafkajs', 'worker'],
+    ] as const;
+    for (const [client, thread] of variants) {
+      const type = uniqueName(`client_${client}_${thread}`);
       const topic = `outbox.event.${type}`;
       const admin = kafkaFor(bed.stack).admin();
       await admin.connect();
@@ -26,9 +31,9 @@ describe('--kafka-client', () => {
       const slot = uniqueName('slot');
       await createSlot(bed.db.url, slot);
       const collector = await bed.collect([topic]);
-      const relay = bed.relay(slot, { env: { OUTBOX_TAIL_KAFKA_CLIENT: client } });
+      const relay = bed.relay(slot, { env: { OUTBOX_TAIL_KAFKA_CLIENT: client, OUTBOX_TAIL_SINK_THREAD: thread } });
       const start = await relay.waitForLog((l) => l.event === 'start');
-      expect((start.config as { kafkaClient?: string }).kafkaClient).toBe(client);
+      expect(start.config as { kafkaClient?: string; sinkThread?: string }).toMatchObject({ kafkaClient: client, sinkThread: thread });
       await relay.waitForLog(isStreaming);
       await query(
         bed.db.url,
@@ -55,11 +60,12 @@ describe('--kafka-client', () => {
         expect(n).toBeGreaterThan(lastN.get(key) ?? 0);
         lastN.set(key, n);
       }
-      partitionsBy[client] = partitions;
+      partitionsBy[`${client}/${thread}`] = partitions;
     }
-    expect(partitionsBy.platformatic!.size).toBe(50);
-    expect(new Set(partitionsBy.kafkajs!.values()).size).toBeGreaterThan(1);
-    expect(Object.fromEntries(partitionsBy.platformatic!)).toEqual(Object.fromEntries(partitionsBy.kafkajs!));
+    expect(partitionsBy['platformatic/main']!.size).toBe(50);
+    expect(new Set(partitionsBy['kafkajs/main']!.values()).size).toBeGreaterThan(1);
+    expect(Object.fromEntries(partitionsBy['platformatic/main']!)).toEqual(Object.fromEntries(partitionsBy['kafkajs/main']!));
+    expect(Object.fromEntries(partitionsBy['kafkajs/worker']!)).toEqual(Object.fromEntries(partitionsBy['kafkajs/main']!));
   });
 
   it('a healthy start logs no warning with either client (kafkajs: bounded idempotent retries are intended)', async () => {

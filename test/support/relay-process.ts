@@ -55,6 +55,8 @@ export function startRelay(options: StartRelayOptions): RelayProcess {
     OUTBOX_TAIL_METRICS_LISTEN: '127.0.0.1:0',
     // Run the same suites against the other Kafka client: OUTBOX_TAIL_KAFKA_CLIENT=platformatic npx vitest ...
     ...(process.env.OUTBOX_TAIL_KAFKA_CLIENT ? { OUTBOX_TAIL_KAFKA_CLIENT: process.env.OUTBOX_TAIL_KAFKA_CLIENT } : {}),
+    // ... and with the Kafka client on its worker thread: OUTBOX_TAIL_SINK_THREAD=worker npx vitest ...
+    ...(process.env.OUTBOX_TAIL_SINK_THREAD ? { OUTBOX_TAIL_SINK_THREAD: process.env.OUTBOX_TAIL_SINK_THREAD } : {}),
     ...options.env,
   };
   const [command, args] = options.variant

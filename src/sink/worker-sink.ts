@@ -1,0 +1,100 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { RelayConfig } from '../config/config-schema.js';
+import { type ErrorCode, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { packRecords } from './record-wire.js';
+import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
+import type { SinkReply, SinkReplyError, SinkRequest } from './sink-thread.js';
+
+interface Pending {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/** The worker's entry: the compiled .js in dist, the .ts source under tsx (tests, bench). */
+const ENTRY = new URL(import.meta.url.endsWith('.ts') ? './sink-thread.ts' : './sink-thread.js', import.meta.url);
+
+function rebuild(error: SinkReplyError): Error {
+  if (error.code === undefined) return new Error(error.message);
+  return new OutboxTailError(error.code as ErrorCode, error.message, {
+    retriable: error.retriable ?? false,
+    ...(error.hint !== undefined ? { hint: error.hint } : {}),
+    ...(error.exitCode !== undefined ? { exitCode: error.exitCode } : {}),
+  });
+}
+
+/**
+ * A Sink whose Kafka client runs on a worker thread (--sink-thread worker).
+ * send() resolves only when the worker's sink resolved, i.e. when Kafka
+ * acknowledged; a worker that dies rejects everything pending (retriable: the
+ * session ends and replays from the slot, as after any Kafka failure).
+ * metadata() stays on this thread: it opens its own short-lived client anyway.
+ */
+export class WorkerSink implements Sink {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private dead: Error | null = null;
+
+  constructor(
+    private readonly config: RelayConfig,
+    private readonly local: Sink,
+    private readonly logger: Logger,
+  ) {}
+
+  async connect(): Promise<void> {
+    const worker = new Worker(ENTRY, { workerData: { config: this.config } });
+    // The main thread's handles keep the process alive; a forgotten worker must not.
+    worker.unref();
+    worker.on('message', (reply: SinkReply) => {
+      const p = this.pending.get(reply.id);
+      if (!p) return;
+      this.pending.delete(reply.id);
+      if (reply.ok) p.resolve();
+      else p.reject(rebuild(reply.error));
+    });
+    worker.on('error', (error) => this.fail(`the sink thread failed: ${error.message}`));
+    worker.on('exit', (code) => this.fail(`the sink thread exited (code ${code})`));
+    this.worker = worker;
+    this.dead = null;
+    await this.request({ id: 0, op: 'connect' });
+  }
+
+  send(records: readonly SinkRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    const wire = packRecords(records);
+    return this.request({ id: 0, op: 'send', wire }, [wire]);
+  }
+
+  async disconnect(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    await this.request({ id: 0, op: 'disconnect' }).catch(() => undefined);
+    this.worker = null;
+    await worker.terminate();
+  }
+
+  metadata(topics?: readonly string[]): Promise<ClusterMetadata> {
+    return this.local.metadata(topics);
+  }
+
+  private request(request: SinkRequest, transfer: ArrayBuffer[] = []): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return Promise.reject(new Error('WorkerSink used before connect'));
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ ...request, id }, transfer);
+    });
+  }
+
+  private fail(reason: string): void {
+    if (this.worker === null) return; // terminated by disconnect()
+    const error = new OutboxTailError('KAFKA_ERROR', reason, { retriable: true, hint: 'the relay restarts the session and replays from the slot' });
+    this.dead = error;
+    if (this.pending.size > 0) this.logger.error({ err: error, pending: this.pending.size }, 'sink thread lost; unacknowledged batches will be replayed');
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+}
