@@ -11,8 +11,17 @@ interface Pending {
   reject(error: Error): void;
 }
 
-/** The worker's entry: the compiled .js in dist, the .ts source under tsx (tests, bench). */
-const ENTRY = new URL(import.meta.url.endsWith('.ts') ? './sink-thread.ts' : './sink-thread.js', import.meta.url);
+/**
+ * The worker's entry: the compiled .js in dist. Under tsx (the tests' broken
+ * relay variants, the bench) the .ts source, loaded through tsx's API: Node 20
+ * does not run a parent's --import hooks in a worker.
+ */
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
+const ENTRY = new URL(FROM_SOURCE ? './sink-thread.ts' : './sink-thread.js', import.meta.url);
+const startWorker = (workerData: unknown): Worker =>
+  FROM_SOURCE
+    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`, { eval: true, workerData })
+    : new Worker(ENTRY, { workerData });
 
 function rebuild(error: SinkReplyError): Error {
   if (error.code === undefined) return new Error(error.message);
@@ -43,7 +52,7 @@ export class WorkerSink implements Sink {
   ) {}
 
   async connect(): Promise<void> {
-    const worker = new Worker(ENTRY, { workerData: { config: this.config } });
+    const worker = startWorker({ config: this.config });
     // The main thread's handles keep the process alive; a forgotten worker must not.
     worker.unref();
     worker.on('message', (reply: SinkReply) => {

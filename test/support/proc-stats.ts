@@ -22,10 +22,10 @@ export function peakRssMb(pid: number): number | null {
 }
 
 /** User + system CPU seconds of a process so far, or null when it is gone or not ours to read. */
-export function processCpuSeconds(pid: number | undefined | null): number | null {
+export function processCpuSeconds(pid: number | undefined | null, thread?: number): number | null {
   if (!pid) return null;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
     // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
@@ -53,6 +53,8 @@ export interface CpuWindow {
   seconds: number;
   /** CPU microseconds per event, per process (null where the pid was unknown, e.g. remote servers). */
   us_per_event: { relay: number | null; walsender: number | null; broker: number | null; other: number | null };
+  /** The relay's main (JavaScript) thread alone, inside `relay`: the rest is its sink thread, GC and libuv threads. */
+  relay_main_thread_us_per_event: number | null;
   /** Average busy cores of the whole machine in the window, and how many it has. */
   machine_busy_cores: number | null;
   cores: number;
@@ -61,6 +63,7 @@ export interface CpuWindow {
 interface Sample {
   at: number;
   relay: number | null;
+  relayMain: number | null;
   walsender: number | null;
   broker: number | null;
   machine: { busy: number; total: number } | null;
@@ -71,6 +74,8 @@ export function cpuWindow(pids: { relay?: number | null; walsender?: number | nu
   const sample = (): Sample => ({
     at: performance.now(),
     relay: processCpuSeconds(pids.relay),
+    // The main thread's task id is the process id.
+    relayMain: processCpuSeconds(pids.relay, pids.relay ?? undefined),
     walsender: processCpuSeconds(pids.walsender),
     broker: processCpuSeconds(pids.broker),
     machine: machineCpuSeconds(),
@@ -87,6 +92,12 @@ export function cpuWindow(pids: { relay?: number | null; walsender?: number | nu
       machine === null || relay === null || walsender === null || broker === null ? null : Math.round((machine - relay - walsender - broker) * 10) / 10;
     const seconds = (end.at - start.at) / 1000;
     const busyCores = start.machine && end.machine && seconds > 0 ? Math.round(((end.machine.busy - start.machine.busy) / seconds) * 100) / 100 : null;
-    return { seconds: Math.round(seconds * 100) / 100, us_per_event: { relay, walsender, broker, other }, machine_busy_cores: busyCores, cores: cpus().length };
+    return {
+      seconds: Math.round(seconds * 100) / 100,
+      us_per_event: { relay, walsender, broker, other },
+      relay_main_thread_us_per_event: per(start.relayMain, end.relayMain),
+      machine_busy_cores: busyCores,
+      cores: cpus().length,
+    };
   };
 }
