@@ -303,7 +303,8 @@ function txnLine(sends: RelaySends | null): string {
 function cpuLine(w: CpuWindow, publisher = 'relay'): string {
   const u = w.us_per_event;
   const f = (x: number | null) => (x === null ? '-' : `${x} us`);
-  return `CPU per event: ${publisher} ${f(u.relay)}, walsender ${f(u.walsender)}, broker ${f(u.broker)}, other ${f(u.other)}; machine ${w.machine_busy_cores ?? '-'} of ${w.cores} cores busy`;
+  const main = publisher === 'relay' ? ` (main thread ${f(w.relay_main_thread_us_per_event)})` : '';
+  return `CPU per event: ${publisher} ${f(u.relay)}${main}, walsender ${f(u.walsender)}, broker ${f(u.broker)}, other ${f(u.other)}; machine ${w.machine_busy_cores ?? '-'} of ${w.cores} cores busy`;
 }
 
 const catchupTimeout = (events: number) => Math.max(180_000, events * 2);
