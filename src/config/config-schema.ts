@@ -154,14 +154,6 @@ export const configSchema = z
       // @platformatic/kafka has transactions too, but its sink has no transactional path and the crash suite has not proven one.
       ctx.addIssue({ code: 'custom', path: ['kafkaClient'], message: 'exactly-once delivery runs on the kafkajs client only (--kafka-client kafkajs)' });
     }
-    if (c.delivery === 'exactly-once' && c.sinkThread === 'worker') {
-      // The transactional sink's watermark, commit and abort calls are not carried to the worker (yet): never a silent fallback.
-      ctx.addIssue({
-        code: 'custom',
-        path: ['sinkThread'],
-        message: 'exactly-once delivery runs its Kafka client on the main thread only (--sink-thread main)',
-      });
-    }
     if (c.delivery === 'exactly-once' && c.onSlotLost === 'recover') {
       // The backfill is at least once, and the old watermark would stand behind the new slot (WATERMARK_BEHIND_SLOT).
       ctx.addIssue({

@@ -67,7 +67,7 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
     type: 'string',
     group: 'Kafka',
     choices: ['main', 'worker'],
-    describe: 'Where the Kafka client runs: main (one thread), or worker (a worker thread: a second core for Kafka encoding and I/O; at-least-once only)',
+    describe: 'Where the Kafka client runs: main (one thread), or worker (a worker thread: a second core for Kafka encoding and I/O)',
   },
   delivery: {
     type: 'string',

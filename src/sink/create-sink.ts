@@ -14,6 +14,7 @@ export function createKafkaSink(config: RelayConfig, logger: Logger): Sink {
   if (config.delivery === 'exactly-once') {
     if (!config.slot || !config.transactionalId)
       throw new OutboxTailError('CONFIG_INVALID', 'exactly-once delivery needs --slot (the transactional id and the watermark key derive from it)');
+    if (config.sinkThread === 'worker') return WorkerSink.transactional(config, new KafkaSink(options), logger);
     return new TransactionalKafkaSink({
       ...options,
       slot: config.slot,

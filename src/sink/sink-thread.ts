@@ -4,6 +4,8 @@ import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createLogger } from '../logging/create-logger.js';
 import { createKafkaSink } from './create-sink.js';
 import { unpackRecords } from './record-wire.js';
+import { isTransactional, type WatermarkPosition } from './sink.js';
+import type { Watermark } from '../exactly-once/watermark.js';
 
 /**
  * The sink thread (--sink-thread worker): the Kafka client and its record
@@ -12,7 +14,14 @@ import { unpackRecords } from './record-wire.js';
  * thread would call the sink, so ordering and acknowledgement stay the
  * sink's (docs/architecture.md#the-sink-thread).
  */
-export type SinkRequest = { id: number; op: 'connect' } | { id: number; op: 'send'; wire: ArrayBuffer } | { id: number; op: 'disconnect' };
+export type SinkRequest =
+  | { id: number; op: 'connect' }
+  | { id: number; op: 'send'; wire: ArrayBuffer }
+  | { id: number; op: 'disconnect' }
+  // Exactly-once (TransactionalSink): the watermark crosses as a plain object, its LSNs as bigints.
+  | { id: number; op: 'readWatermark' }
+  | { id: number; op: 'commit'; position: WatermarkPosition; wire: ArrayBuffer }
+  | { id: number; op: 'abort' };
 
 export interface SinkReplyError {
   message: string;
@@ -21,7 +30,7 @@ export interface SinkReplyError {
   hint?: string;
   exitCode?: number;
 }
-export type SinkReply = { id: number; ok: true } | { id: number; ok: false; error: SinkReplyError };
+export type SinkReply = { id: number; ok: true; value?: Watermark | null } | { id: number; ok: false; error: SinkReplyError };
 
 function replyError(error: unknown): SinkReplyError {
   if (OutboxTailError.is(error)) {
@@ -42,10 +51,25 @@ const { config } = workerData as { config: RelayConfig };
 const logger = createLogger(config.logLevel).child({ thread: 'sink' });
 const sink = createKafkaSink({ ...config, sinkThread: 'main' }, logger);
 
+function handle(request: SinkRequest): Promise<Watermark | null | void> {
+  switch (request.op) {
+    case 'connect':
+      return sink.connect();
+    case 'send':
+      return sink.send(unpackRecords(request.wire));
+    case 'disconnect':
+      return sink.disconnect();
+    default:
+      if (!isTransactional(sink)) return Promise.reject(new Error(`${request.op}: the sink thread's sink is not transactional`));
+      if (request.op === 'readWatermark') return sink.readWatermark();
+      if (request.op === 'commit') return sink.commit(request.position, unpackRecords(request.wire));
+      return sink.abort();
+  }
+}
+
 port.on('message', (request: SinkRequest) => {
-  const done = request.op === 'connect' ? sink.connect() : request.op === 'send' ? sink.send(unpackRecords(request.wire)) : sink.disconnect();
-  done.then(
-    () => port.postMessage({ id: request.id, ok: true } satisfies SinkReply),
+  handle(request).then(
+    (value) => port.postMessage({ id: request.id, ok: true, ...(value !== undefined ? { value } : {}) } satisfies SinkReply),
     (error: unknown) => port.postMessage({ id: request.id, ok: false, error: replyError(error) } satisfies SinkReply),
   );
 });

@@ -3,11 +3,12 @@ import type { Logger } from 'pino';
 import type { RelayConfig } from '../config/config-schema.js';
 import { type ErrorCode, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { packRecords } from './record-wire.js';
-import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
+import type { Watermark } from '../exactly-once/watermark.js';
+import type { ClusterMetadata, Sink, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
 import type { SinkReply, SinkReplyError, SinkRequest } from './sink-thread.js';
 
 interface Pending {
-  resolve(): void;
+  resolve(value: Watermark | null | undefined): void;
   reject(error: Error): void;
 }
 
@@ -59,7 +60,7 @@ export class WorkerSink implements Sink {
       const p = this.pending.get(reply.id);
       if (!p) return;
       this.pending.delete(reply.id);
-      if (reply.ok) p.resolve();
+      if (reply.ok) p.resolve(reply.value);
       else p.reject(rebuild(reply.error));
     });
     worker.on('error', (error) => this.fail(`the sink thread failed: ${error.message}`));
@@ -69,10 +70,15 @@ export class WorkerSink implements Sink {
     await this.request({ id: 0, op: 'connect' });
   }
 
+  /** Exactly-once: the same sink, with the TransactionalSink calls carried to the worker too. */
+  static transactional(config: RelayConfig, local: Sink, logger: Logger): TransactionalSink {
+    return new TransactionalWorkerSink(config, local, logger);
+  }
+
   send(records: readonly SinkRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve();
     const wire = packRecords(records);
-    return this.request({ id: 0, op: 'send', wire }, [wire]);
+    return this.request({ id: 0, op: 'send', wire }, [wire]).then(() => undefined);
   }
 
   async disconnect(): Promise<void> {
@@ -87,12 +93,12 @@ export class WorkerSink implements Sink {
     return this.local.metadata(topics);
   }
 
-  private request(request: SinkRequest, transfer: ArrayBuffer[] = []): Promise<void> {
+  protected request(request: SinkRequest, transfer: ArrayBuffer[] = []): Promise<Watermark | null | undefined> {
     const worker = this.worker;
     if (!worker) return Promise.reject(new Error('WorkerSink used before connect'));
     if (this.dead) return Promise.reject(this.dead);
     const id = this.nextId++;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Watermark | null | undefined>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.postMessage({ ...request, id }, transfer);
     });
@@ -105,5 +111,22 @@ export class WorkerSink implements Sink {
     if (this.pending.size > 0) this.logger.error({ err: error, pending: this.pending.size }, 'sink thread lost; unacknowledged batches will be replayed');
     for (const p of this.pending.values()) p.reject(error);
     this.pending.clear();
+  }
+}
+
+class TransactionalWorkerSink extends WorkerSink implements TransactionalSink {
+  readonly transactional = true as const;
+
+  async readWatermark(): Promise<Watermark | null> {
+    return (await this.request({ id: 0, op: 'readWatermark' })) ?? null;
+  }
+
+  async commit(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<void> {
+    const wire = packRecords(records);
+    await this.request({ id: 0, op: 'commit', position, wire }, [wire]);
+  }
+
+  async abort(): Promise<void> {
+    await this.request({ id: 0, op: 'abort' });
   }
 }
