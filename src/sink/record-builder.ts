@@ -29,12 +29,7 @@ export class RecordBuilder {
 
   build(event: OutboxEvent): SinkRecord {
     if (this.only !== null) return this.buildSelected(event, this.only);
-    const txn = event.txn;
-    if (txn !== this.lsnTxn) {
-      this.lsnTxn = txn;
-      this.lsnText = Lsn.format(txn.commitLsn);
-    }
-    const commitLsn = this.lsnText;
+    const commitLsn = this.commitLsnOf(event.txn);
     const { id, eventType, aggregateType, aggregateId, createdAt } = event;
     // Sizes of the standard header names plus 2 per header, as in the loop below.
     let bytes =
@@ -76,22 +71,23 @@ export class RecordBuilder {
     return { topic: this.topicFor(event), key: aggregateId, value: event.payload, headers, bytes };
   }
 
+  private commitLsnOf(txn: OutboxEvent['txn']): string {
+    if (txn !== this.lsnTxn) {
+      this.lsnTxn = txn;
+      this.lsnText = Lsn.format(txn.commitLsn);
+    }
+    return this.lsnText;
+  }
+
   /** A chosen subset of the standard headers (plus the user's own, which always pass). */
   private buildSelected(event: OutboxEvent, only: ReadonlySet<RecordHeaderName>): SinkRecord {
-    const txn = event.txn;
     const headers: Record<string, string> = { ...event.headers };
     headers.id = event.id;
     if (only.has('event_type')) headers.event_type = event.eventType;
     if (only.has('aggregate_type')) headers.aggregate_type = event.aggregateType;
     if (only.has('aggregate_id')) headers.aggregate_id = event.aggregateId;
     if (only.has('created_at') && event.createdAt !== null) headers.created_at = event.createdAt;
-    if (only.has('commit_lsn')) {
-      if (txn !== this.lsnTxn) {
-        this.lsnTxn = txn;
-        this.lsnText = Lsn.format(txn.commitLsn);
-      }
-      headers.commit_lsn = this.lsnText;
-    }
+    if (only.has('commit_lsn')) headers.commit_lsn = this.commitLsnOf(event.txn);
     let bytes = RECORD_OVERHEAD + event.payload.length + event.aggregateId.length;
     for (const k in headers) bytes += k.length + headers[k]!.length + 2;
     return { topic: this.topicFor(event), key: event.aggregateId, value: event.payload, headers, bytes };
