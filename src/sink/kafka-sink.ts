@@ -8,6 +8,7 @@ import {
   type ProducerConfig,
   type SASLOptions,
 } from 'kafkajs';
+import { installFastRecordEncoder } from './kafkajs-record-encoder.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import type { KafkaSasl } from './kafka-security.js';
@@ -60,6 +61,7 @@ export class KafkaSink implements Sink {
   private producer: Producer | null = null;
 
   constructor(private readonly options: KafkaSinkOptions) {
+    installFastRecordEncoder();
     this.kafka = new Kafka({
       ...connectionConfig(options),
       clientId: options.clientId,
