@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { fastRecordEncoder, type RecordInput } from '../../src/sink/kafkajs-record-encoder.js';
+import { fastRecordBatchEncoder, fastRecordEncoder, type RecordBatchInput, type RecordInput } from '../../src/sink/kafkajs-record-encoder.js';
 
 const require = createRequire(import.meta.url);
 type KafkajsEncoder = { buffer: Buffer; buf: Buffer; offset: number };
@@ -8,7 +8,15 @@ type KafkajsEncoder = { buffer: Buffer; buf: Buffer; offset: number };
 const kafkajsRecord = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (r: RecordInput) => KafkajsEncoder;
 const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: object };
 
+const { RecordBatch: kafkajsRecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as {
+  RecordBatch: (b: RecordBatchInput) => Promise<KafkajsEncoder>;
+};
+type Long = { fromInt(v: number): unknown; fromValue(v: number | string): unknown };
+const Long = require('kafkajs/src/utils/long.js') as Long;
+const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as (b: Buffer) => number;
+
 const fast = fastRecordEncoder(kafkajsRecord, Encoder);
+const fastBatch = fastRecordBatchEncoder(kafkajsRecordBatch, Encoder, Long, crc32C);
 const bytesOf = (e: unknown) => (e as KafkajsEncoder).buffer;
 
 /** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
@@ -104,5 +112,57 @@ describe('kafkajs record encoder', () => {
     calls.length = 0;
     expect(odd.map((r) => outcome(spy, r))).toEqual(kafkajsOutcomes);
     expect(calls).toEqual(odd);
+  });
+});
+
+describe('kafkajs record batch encoder', () => {
+  const recordsOf = (next: () => number, n: number) =>
+    Array.from({ length: n }, (_, i) =>
+      fast({ offsetDelta: i, timestampDelta: Math.floor(next() * 50), key: text(next, 20), value: bytes(next, 400), headers: { id: text(next, 36) } }),
+    );
+
+  it('writes the same bytes as kafkajs for 300 random batches (empty, idempotent, transactional, large offsets and ids)', async () => {
+    const mismatches: number[] = [];
+    for (let seed = 1; seed <= 300; seed++) {
+      const next = random(seed);
+      const records = recordsOf(next, Math.floor(next() * (next() < 0.1 ? 2_000 : 40)));
+      const t = 1_764_000_000_000 + Math.floor(next() * 1e9);
+      const batch: RecordBatchInput = {
+        records,
+        firstTimestamp: t,
+        maxTimestamp: t + Math.floor(next() * 100),
+        lastOffsetDelta: Math.max(0, records.length - 1),
+        transactional: next() < 0.5,
+        ...(next() < 0.5
+          ? {}
+          : {
+              producerId: Long.fromValue(String(Math.floor(next() * 2 ** 52))),
+              producerEpoch: Math.floor(next() * 30_000),
+              firstSequence: Math.floor(next() * 2 ** 31),
+            }),
+        ...(next() < 0.5 ? {} : { firstOffset: Long.fromValue(String(Math.floor(next() * 2 ** 50))), partitionLeaderEpoch: Math.floor(next() * 1000) }),
+      };
+      const [ours, theirs] = await Promise.all([fastBatch(batch), kafkajsRecordBatch(batch)]);
+      if (!bytesOf(ours).equals(bytesOf(theirs)) || (ours as unknown as { size(): number }).size() !== theirs.buffer.length) mismatches.push(seed);
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('leaves compressed batches and records that are not encoders to kafkajs', async () => {
+    const seen: RecordBatchInput[] = [];
+    const spy = fastRecordBatchEncoder(
+      (b) => {
+        seen.push(b);
+        return kafkajsRecordBatch(b);
+      },
+      Encoder,
+      Long,
+      crc32C,
+    );
+    const gzip: RecordBatchInput = { compression: 1, records: recordsOf(random(7), 3), firstTimestamp: 1, maxTimestamp: 2 };
+    const odd: RecordBatchInput = { records: [{ buffer: Buffer.from('x') }], firstTimestamp: 1, maxTimestamp: 2 };
+    await spy(gzip);
+    await expect(spy(odd)).rejects.toThrow('Encoder');
+    expect(seen).toEqual([gzip, odd]);
   });
 });
