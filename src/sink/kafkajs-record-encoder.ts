@@ -254,19 +254,25 @@ const PRODUCE_V3_MODULE = 'kafkajs/src/protocol/requests/produce/v3/request.js';
  */
 export function installFastRecordEncoder(): boolean {
   const require = createRequire(import.meta.url);
-  const recordPath = require.resolve(RECORD_MODULE);
-  const cached = (): CachedModule | undefined => (require.cache as Record<string, CachedModule | undefined>)[recordPath];
-  if (cached()?.__outboxTailRecordEncoder) return true;
-  if (require.cache[require.resolve(PRODUCE_V3_MODULE)]) return false;
-  const original = require(RECORD_MODULE) as RecordEncoder;
-  const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: object };
-  const batchModule = require(RECORD_BATCH_MODULE) as { RecordBatch: RecordBatchEncoder };
-  const Long = require('kafkajs/src/utils/long.js') as Parameters<typeof fastRecordBatchEncoder>[2];
-  const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as (b: Buffer) => number;
-  // The produce request destructures RecordBatch from this exports object when it loads.
-  batchModule.RecordBatch = fastRecordBatchEncoder(batchModule.RecordBatch, Encoder, Long, crc32C);
-  const entry = cached()!;
-  entry.exports = fastRecordEncoder(original, Encoder);
-  entry.__outboxTailRecordEncoder = true;
-  return true;
+  try {
+    const recordPath = require.resolve(RECORD_MODULE);
+    const cached = (): CachedModule | undefined => (require.cache as Record<string, CachedModule | undefined>)[recordPath];
+    if (cached()?.__outboxTailRecordEncoder) return true;
+    if (require.cache[require.resolve(PRODUCE_V3_MODULE)]) return false;
+    const original = require(RECORD_MODULE) as RecordEncoder;
+    const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: object };
+    const batchModule = require(RECORD_BATCH_MODULE) as { RecordBatch: RecordBatchEncoder };
+    const Long = require('kafkajs/src/utils/long.js') as Parameters<typeof fastRecordBatchEncoder>[2];
+    const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as (b: Buffer) => number;
+    if (typeof original !== 'function' || typeof batchModule.RecordBatch !== 'function') return false;
+    // The produce request destructures RecordBatch from this exports object when it loads.
+    batchModule.RecordBatch = fastRecordBatchEncoder(batchModule.RecordBatch, Encoder, Long, crc32C);
+    const entry = cached()!;
+    entry.exports = fastRecordEncoder(original, Encoder);
+    entry.__outboxTailRecordEncoder = true;
+    return true;
+  } catch {
+    // A kafkajs whose internals moved keeps its own encoders: slower, not wrong.
+    return false;
+  }
 }
