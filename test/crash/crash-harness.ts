@@ -18,6 +18,7 @@ import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot, waitForConfirmed } from '../support/slot.js';
+import { rng } from '../support/seeded-random.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -91,17 +92,8 @@ export interface CrashResult {
   passed: boolean;
 }
 
-/** Small seeded PRNG (mulberry32), so a run's kill timings are reproducible from --seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so a run's kill timings are reproducible from --seed. */
+export { rng };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { rng as random } from '../support/seeded-random.js';
 import { fastRecordBatchEncoder, fastRecordEncoder, type RecordBatchInput, type RecordInput } from '../../src/sink/kafkajs-record-encoder.js';
 
 const require = createRequire(import.meta.url);
@@ -18,18 +19,6 @@ const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as (b
 const fast = fastRecordEncoder(kafkajsRecord, Encoder);
 const fastBatch = fastRecordBatchEncoder(kafkajsRecordBatch, Encoder, Long, crc32C);
 const bytesOf = (e: unknown) => (e as KafkajsEncoder).buffer;
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = ['a', 'Z', '0', '-', ' ', 'é', '注', '文', '😀', '\u0000', '"', '\\'];
 function text(next: () => number, max: number): string {
