@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../relay/relay-stats.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
-import { isTransactional, type Sink, type SinkRecord, type TransactionalSink } from '../sink/sink.js';
+import { isTransactional, type Sealed, type Sink, type SinkRecord, type TransactionalSink } from '../sink/sink.js';
 import { mirroredCounter } from './mirrored-counter.js';
 
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
@@ -220,6 +220,15 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
       };
       // Exactly-once: commit() measures the watermark produce (with the last batch, if any) + EndTxn.
       if (!isTransactional(sink)) return instrumented;
+      // The Kafka transaction's last batch, sent with the watermark: a batch like the others (its time is the commit's).
+      const observeLastBatch = (records: readonly SinkRecord[]) => {
+        if (records.length === 0) return;
+        let bytes = 0;
+        for (const r of records) bytes += r.bytes;
+        batches.inc();
+        batchRecords.observe(records.length);
+        batchBytes.observe(bytes);
+      };
       const transactional: TransactionalSink = {
         ...instrumented,
         transactional: true,
@@ -234,13 +243,25 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
             throw error;
           }
           commitSeconds.observe({ outcome: 'ok' }, seconds());
-          // The Kafka transaction's last batch, sent with the watermark: a batch like the others (its time is the commit's).
-          if (records.length === 0) return;
-          let bytes = 0;
-          for (const r of records) bytes += r.bytes;
-          batches.inc();
-          batchRecords.observe(records.length);
-          batchBytes.observe(bytes);
+          observeLastBatch(records);
+        },
+        // The same figure when sealing: from the watermark produce until EndTxn succeeded.
+        async seal(position, records = []) {
+          const started = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+          let sealed: Sealed;
+          try {
+            sealed = await sink.seal(position, records);
+          } catch (error) {
+            commitSeconds.observe({ outcome: 'error' }, seconds());
+            throw error;
+          }
+          sealed.committed.then(
+            () => commitSeconds.observe({ outcome: 'ok' }, seconds()),
+            () => commitSeconds.observe({ outcome: 'error' }, seconds()),
+          );
+          observeLastBatch(records);
+          return sealed;
         },
         abort: () => sink.abort(),
       };

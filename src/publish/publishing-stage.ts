@@ -6,7 +6,7 @@ import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../ou
 import type { RecordBuilder } from '../sink/record-builder.js';
 import { Lsn } from '../replication/lsn.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
-import type { Sink, SinkRecord, TransactionalSink, WatermarkPosition } from '../sink/sink.js';
+import type { Sealed, Sink, SinkRecord, TransactionalSink, WatermarkPosition } from '../sink/sink.js';
 import { shouldPause, shouldResume, type InFlightLimits } from './backpressure.js';
 import type { BadRowPolicies } from './bad-row-policy.js';
 import { endsTransaction, keepKafkaTransactionOpen, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
@@ -29,7 +29,7 @@ export interface AckTracker {
 
 /** --delivery exactly-once: what the stage needs besides the records' sink. */
 export interface ExactlyOnceOptions {
-  sink: Pick<TransactionalSink, 'send' | 'commit' | 'abort'>;
+  sink: Pick<TransactionalSink, 'send' | 'commit' | 'seal' | 'abort'>;
   /** alreadyPublished, or a deliberately wrong rule in the crash suite's negative controls. */
   skipRule: SkipRule;
   /** The checkpointer: when nothing is open or in flight, its (keepalive) position may become a watermark of its own. */
@@ -111,6 +111,13 @@ export class PublishingStage {
   private uncommitted: UncommittedRun[] = [];
   private uncommittedCount = 0;
   private lastSent: Transaction | null = null;
+  /**
+   * The sealed Kafka transaction whose EndTxn is pending (its records not yet
+   * acknowledged): resolves once they are, rejects if EndTxn failed. At most
+   * one: the next seal waits for it.
+   */
+  private sealed: Promise<void> | null = null;
+  private commitFailure: unknown = null;
   /** When the open Kafka transaction got its first records. */
   private openedAt = 0;
   private skipped = 0;
@@ -190,18 +197,22 @@ export class PublishingStage {
    * Exactly-once (docs/architecture.md#exactly-once): batches are cut at
    * PostgreSQL transaction boundaries and sent into one open Kafka
    * transaction; when the last transaction sent is complete, the watermark is
-   * appended and the Kafka transaction commits, and only then are its records
-   * acknowledged to the checkpointer. A transaction larger than a batch spans
+   * appended and the Kafka transaction is sealed (EndTxn sent), and only when
+   * it committed are its records acknowledged to the checkpointer. The next
+   * Kafka transaction takes batches meanwhile but is sealed only after that
+   * (settle()). A transaction larger than a batch spans
    * several batches of the same Kafka transaction; in a backlog, one Kafka
    * transaction also takes several batches of whole transactions.
    */
   private async runTransactional(eo: ExactlyOnceOptions): Promise<void> {
     const { limits, logger, counters } = this.options;
     while (!this.aborted) {
+      if (this.commitFailure) throw this.commitFailure;
       this.skipPublished(eo);
       if (await this.commitIfComplete(eo)) continue;
       if (this.queue.length === 0) {
         if (this.draining) {
+          await this.settle();
           // The rest of an incomplete transaction will not come in this session: nothing of it may become visible.
           if (this.lastSent) await eo.sink.abort();
           return;
@@ -233,9 +244,12 @@ export class PublishingStage {
       const age = this.uncommittedCount === 0 ? 0 : Date.now() - this.openedAt;
       const commitWith = endsTransaction(last, this.queue.peek(count)) && (this.draining || !keepKafkaTransactionOpen(remaining, age, limits));
       logger.debug({ event: 'batch', records: count, commit: commitWith }, 'publishing batch in a Kafka transaction');
+      let sealed: Sealed | null = null;
       try {
-        if (commitWith) await eo.sink.commit(this.watermarkOf(last, this.uncommittedCount + count), records);
-        else await eo.sink.send(records);
+        if (commitWith) {
+          await this.settle();
+          sealed = await eo.sink.seal(this.watermarkOf(last, this.uncommittedCount + count), records);
+        } else await eo.sink.send(records);
       } catch (error) {
         if (!isTooLarge(error)) throw error;
         throw new OutboxTailError('MESSAGE_TOO_LARGE', (error as Error).message, {
@@ -245,7 +259,7 @@ export class PublishingStage {
       }
       this.moveToUncommitted(count);
       counters.batches++;
-      if (commitWith) this.afterCommit(last);
+      if (sealed) this.untilCommitted(last, sealed);
     }
   }
 
@@ -279,9 +293,40 @@ export class PublishingStage {
     if (!last || !endsTransaction(last, this.queue.peek())) return false;
     // A backlog: the same Kafka transaction takes the next batch too (commits once per several batches).
     if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits)) return false;
-    await eo.sink.commit(this.watermarkOf(last, this.uncommittedCount));
-    this.afterCommit(last);
+    await this.settle();
+    this.untilCommitted(last, await eo.sink.seal(this.watermarkOf(last, this.uncommittedCount)));
     return true;
+  }
+
+  /**
+   * The open Kafka transaction, ending with `last`, is sealed: the next one may
+   * take records now, while its records wait for EndTxn to be acknowledged
+   * (and the session fails if EndTxn does).
+   */
+  private untilCommitted(last: Transaction, sealed: Sealed): void {
+    const runs = this.uncommitted;
+    this.uncommitted = [];
+    this.uncommittedCount = 0;
+    this.lastSent = null;
+    const settled = sealed.committed.then(
+      () => this.afterCommit(last, runs),
+      (error: unknown) => {
+        this.commitFailure ??= error;
+        this.wake?.();
+        throw error;
+      },
+    );
+    // Awaited by settle() or reported through commitFailure: never an unhandled rejection.
+    settled.catch(() => undefined);
+    this.sealed = settled;
+  }
+
+  /** Waits until the sealed Kafka transaction, if any, committed and its records are acknowledged; rejects if it failed. */
+  private async settle(): Promise<void> {
+    const sealed = this.sealed;
+    if (!sealed) return;
+    await sealed;
+    if (this.sealed === sealed) this.sealed = null;
   }
 
   /** The watermark of a Kafka transaction whose last PostgreSQL transaction is `last` (complete) and that holds `count` records. */
@@ -290,13 +335,13 @@ export class PublishingStage {
   }
 
   /** The Kafka transaction ending with `last` committed: acknowledge its records (the checkpointer may confirm them now). */
-  private afterCommit(last: Transaction): void {
+  private afterCommit(last: Transaction, runs: readonly UncommittedRun[]): void {
     this.published = Lsn.max(this.published, last.endLsn!);
     this.lastCommitAt = Date.now();
     const { counters, acks } = this.options;
     counters.kafkaTransactions++;
     let previous: Transaction | null = null;
-    for (const run of this.uncommitted) {
+    for (const run of runs) {
       if (run.txn !== previous) counters.kafkaTransactionsPgTransactions++;
       previous = run.txn;
       for (let i = 0; i < run.count; i++) counters.onPublished?.(run.topic, run.txn.commitTime, run.deadLetter);
@@ -304,9 +349,6 @@ export class PublishingStage {
       else counters.recordsPublished += run.count;
       acks.acknowledged(run.txn, run.count);
     }
-    this.uncommitted = [];
-    this.uncommittedCount = 0;
-    this.lastSent = null;
   }
 
   /** Waits for work; on an idle outbox, turns a keepalive position into a watermark now and then. */
@@ -321,6 +363,7 @@ export class PublishingStage {
     const position = eo.frontier.safeLsn;
     const quiet = this.queue.length === 0 && this.lastSent === null && eo.frontier.quiescent;
     if (!this.aborted && !this.draining && quiet && position > this.published && Date.now() - this.lastCommitAt >= KEEPALIVE_WATERMARK_INTERVAL_MS) {
+      await this.settle();
       await eo.sink.commit({ lsn: position, commitLsn: null, commitTime: null, count: 0 });
       this.published = Lsn.max(this.published, position);
       this.lastCommitAt = Date.now();
@@ -402,6 +445,7 @@ export class PublishingStage {
 
   /** Confirm everything before the bad row, then stop for good. */
   private async halt(error: OutboxTailError): Promise<never> {
+    await this.settle();
     await this.options.confirm();
     throw error;
   }

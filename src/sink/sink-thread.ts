@@ -21,6 +21,9 @@ export type SinkRequest =
   // Exactly-once (TransactionalSink): the watermark crosses as a plain object, its LSNs as bigints.
   | { id: number; op: 'readWatermark' }
   | { id: number; op: 'commit'; position: WatermarkPosition; wire: ArrayBuffer }
+  // seal() crosses as two requests: `seal` answers once sealed, `committed` (sent right after) once its EndTxn did.
+  | { id: number; op: 'seal'; position: WatermarkPosition; wire: ArrayBuffer }
+  | { id: number; op: 'committed'; seal: number }
   | { id: number; op: 'abort' };
 
 export interface SinkReplyError {
@@ -50,6 +53,8 @@ if (!port) throw new Error('sink-thread.ts runs as a worker thread only');
 const { config } = workerData as { config: RelayConfig };
 const logger = createLogger(config.logLevel).child({ thread: 'sink' });
 const sink = createKafkaSink({ ...config, sinkThread: 'main' }, logger);
+/** The EndTxn of each seal request, until its `committed` request takes it. */
+const sealedById = new Map<number, Promise<void>>();
 
 function handle(request: SinkRequest): Promise<Watermark | null | void> {
   switch (request.op) {
@@ -63,6 +68,17 @@ function handle(request: SinkRequest): Promise<Watermark | null | void> {
       if (!isTransactional(sink)) return Promise.reject(new Error(`${request.op}: the sink thread's sink is not transactional`));
       if (request.op === 'readWatermark') return sink.readWatermark();
       if (request.op === 'commit') return sink.commit(request.position, unpackRecords(request.wire));
+      if (request.op === 'seal') {
+        return sink.seal(request.position, unpackRecords(request.wire)).then(({ committed }) => {
+          committed.catch(() => undefined);
+          sealedById.set(request.id, committed);
+        });
+      }
+      if (request.op === 'committed') {
+        const committed = sealedById.get(request.seal);
+        sealedById.delete(request.seal);
+        return committed ?? Promise.reject(new Error(`committed: no sealed transaction for request ${request.seal}`));
+      }
       return sink.abort();
   }
 }

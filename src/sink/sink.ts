@@ -62,8 +62,27 @@ export interface TransactionalSink extends Sink {
    * watermark: a round trip less per commit.
    */
   commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void>;
+  /**
+   * commit() in two steps: resolves once the last batch and the watermark are
+   * acknowledged, with `committed`, EndTxn's outcome. Meanwhile the next Kafka
+   * transaction may begin and take records (on another lane), but it is never
+   * sealed before `committed` resolved, and if `committed` rejects it never
+   * commits. Nothing sealed counts as published until `committed` resolves.
+   */
+  seal(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<Sealed>;
   /** Drops the open Kafka transaction, if any (nothing of it becomes visible). */
   abort(): Promise<void>;
+}
+
+/** A sealed Kafka transaction: its EndTxn's outcome, wrapped so that awaiting seal() does not await the commit. */
+export interface Sealed {
+  readonly committed: Promise<void>;
+}
+
+/** seal() of a sink that commits in one step. */
+export async function sealByCommitting(sink: Pick<TransactionalSink, 'commit'>, position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<Sealed> {
+  await sink.commit(position, records);
+  return { committed: Promise.resolve() };
 }
 
 export function isTransactional(sink: Sink): sink is TransactionalSink {

@@ -8,7 +8,7 @@ import { cacheTransactionCoordinator } from './kafkajs-coordinator-cache.js';
 import { connectionConfig, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink-options.js';
 import { checkOffsetsTopic } from './offsets-topic.js';
-import type { ClusterMetadata, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
+import type { ClusterMetadata, Sealed, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
 import { topicMessages } from './topic-messages.js';
 
 export interface TransactionalKafkaSinkOptions extends KafkaSinkOptions {
@@ -26,7 +26,7 @@ export function laneTransactionalId(transactionalId: string, index: number): str
 }
 
 /** One transactional producer and its open Kafka transaction. */
-interface Lane {
+export interface Lane {
   readonly transactionalId: string;
   producer: Producer | null;
   txn: KafkaTransaction | null;
@@ -84,14 +84,17 @@ function errorTypes(error: unknown): Set<string> {
  * transactional ids belong to one slot. The watermark record is the last one
  * of every Kafka transaction, so it commits or aborts with the records.
  *
- * The producers (lanes) take turns, one Kafka transaction each, and the next
- * one begins only after the previous EndTxn succeeded: so at most one Kafka
- * transaction is ever open or in doubt, its records follow the previous
- * one's in every partition, and its watermark is the offsets topic's latest.
- * What the turns buy: after EndTxn the coordinator still writes the commit
- * markers, and until it is done the same producer's next AddPartitionsToTxn
- * is refused with CONCURRENT_TRANSACTIONS and retried after a backoff; the
- * other lane's coordinator state is not busy, so it goes straight on.
+ * The producers (lanes) take turns, one Kafka transaction each. The next
+ * one begins once the previous one is sealed (its records and watermark
+ * acknowledged, EndTxn sent), and is itself sealed only after the previous
+ * EndTxn succeeded: so at most one Kafka transaction is open and one in
+ * doubt, its records follow the previous one's in every partition, and the
+ * watermarks commit in offset order. What the turns buy: the next
+ * transaction's AddPartitionsToTxn and produce requests overlap EndTxn; and
+ * after EndTxn the coordinator still writes the commit markers, during which
+ * the same producer's next AddPartitionsToTxn is refused with
+ * CONCURRENT_TRANSACTIONS and retried after a backoff, while the other
+ * lane's coordinator state is not busy.
  */
 export class TransactionalKafkaSink implements TransactionalSink {
   readonly transactional = true as const;
@@ -101,6 +104,8 @@ export class TransactionalKafkaSink implements TransactionalSink {
   private readonly lanes: Lane[];
   /** The lane whose turn it is: its transaction is the open one. */
   private turn = 0;
+  /** The last sealed transaction's EndTxn, while another lane's transaction may already take records. */
+  private committing: Promise<void> | null = null;
 
   constructor(private readonly options: TransactionalKafkaSinkOptions) {
     cacheTransactionCoordinator();
@@ -131,6 +136,7 @@ export class TransactionalKafkaSink implements TransactionalSink {
    */
   async connect(): Promise<void> {
     this.turn = 0;
+    this.committing = null;
     for (const lane of this.lanes) {
       const producer = this.kafka.producer({
         ...producerSettings(this.options),
@@ -165,6 +171,21 @@ export class TransactionalKafkaSink implements TransactionalSink {
   }
 
   async commit(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<void> {
+    const { committed } = await this.seal(position, records);
+    await committed;
+  }
+
+  /**
+   * Appends the watermark to the open Kafka transaction (with its last batch),
+   * sends EndTxn and passes the turn to the next lane without waiting for it:
+   * the next Kafka transaction's AddPartitionsToTxn and produce requests
+   * overlap this one's EndTxn. That next transaction is sealed only after
+   * this EndTxn succeeded, so one Kafka transaction at most is ever in doubt
+   * and the watermarks commit in order. One lane: EndTxn is awaited here (its
+   * producer cannot begin the next transaction before).
+   */
+  async seal(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<Sealed> {
+    await this.previousCommit();
     const lane = this.lanes[this.turn]!;
     const txn = lane.txn ?? (await this.begin(lane));
     const watermark: Watermark = { ...position, slot: this.options.slot, transactionalId: this.options.transactionalId, relayId: this.relayId };
@@ -178,16 +199,35 @@ export class TransactionalKafkaSink implements TransactionalSink {
       // The Kafka transaction stays open: disconnect() aborts it.
       throw this.classify(error, `publishing ${records.length} record(s) and the watermark in a Kafka transaction`, lane);
     }
-    try {
-      await txn.commit();
-    } catch (error) {
-      // In doubt (a lost EndTxn reply may still have committed): no other lane may begin; the session ends and the next
-      // one fences every lane before it reads the watermark.
+    // From here the transaction is the coordinator's to finish: abort() and disconnect() leave it alone.
+    lane.txn = null;
+    const committed = this.endTxn(lane, txn).catch((error: unknown) => {
+      // In doubt (a lost EndTxn reply may still have committed): no later transaction may be sealed; the session ends and
+      // the next one fences every lane before it reads the watermark.
       throw this.classify(error, `committing a Kafka transaction (watermark ${position.count} record(s))`, lane);
-    } finally {
-      lane.txn = null;
-    }
+    });
     this.turn = (this.turn + 1) % this.lanes.length;
+    if (this.lanes.length === 1) {
+      await committed;
+      return { committed };
+    }
+    this.committing = committed;
+    // Observed by previousCommit() or the caller; never an unhandled rejection.
+    committed.catch(() => undefined);
+    return { committed };
+  }
+
+  /** The previous lane's EndTxn, which must have succeeded before another transaction is sealed (rejects if it failed). */
+  protected async previousCommit(): Promise<void> {
+    const pending = this.committing;
+    if (!pending) return;
+    await pending;
+    if (this.committing === pending) this.committing = null;
+  }
+
+  /** EndTxn (commit) of a sealed transaction. */
+  protected endTxn(_lane: Readonly<Lane>, txn: KafkaTransaction): Promise<void> {
+    return txn.commit();
   }
 
   async abort(): Promise<void> {

@@ -4,7 +4,7 @@ import type { RelayConfig } from '../config/config-schema.js';
 import { type ErrorCode, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { packRecords } from './record-wire.js';
 import type { Watermark } from '../exactly-once/watermark.js';
-import type { ClusterMetadata, Sink, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
+import type { ClusterMetadata, Sealed, Sink, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
 import type { SinkReply, SinkReplyError, SinkRequest } from './sink-thread.js';
 
 interface Pending {
@@ -93,6 +93,11 @@ export class WorkerSink implements Sink {
     return this.local.metadata(topics);
   }
 
+  /** The id request() gives its next request. */
+  protected get nextRequestId(): number {
+    return this.nextId;
+  }
+
   protected request(request: SinkRequest, transfer: ArrayBuffer[] = []): Promise<Watermark | null | undefined> {
     const worker = this.worker;
     if (!worker) return Promise.reject(new Error('WorkerSink used before connect'));
@@ -124,6 +129,15 @@ class TransactionalWorkerSink extends WorkerSink implements TransactionalSink {
   async commit(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<void> {
     const wire = packRecords(records);
     await this.request({ id: 0, op: 'commit', position, wire }, [wire]);
+  }
+
+  async seal(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<Sealed> {
+    const wire = packRecords(records);
+    const id = this.nextRequestId;
+    await this.request({ id: 0, op: 'seal', position, wire }, [wire]);
+    const committed = this.request({ id: 0, op: 'committed', seal: id }).then(() => undefined);
+    committed.catch(() => undefined);
+    return { committed };
   }
 
   async abort(): Promise<void> {

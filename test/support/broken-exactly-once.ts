@@ -3,7 +3,15 @@ import type { RelayConfig } from '../../src/config/config-schema.js';
 import type { SkipRule } from '../../src/exactly-once/skip-published.js';
 import type { Watermark } from '../../src/exactly-once/watermark.js';
 import { createKafkaSink } from '../../src/sink/create-sink.js';
-import { isTransactional, type SinkFactory, type SinkRecord, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
+import {
+  isTransactional,
+  sealByCommitting,
+  type Sealed,
+  type SinkFactory,
+  type SinkRecord,
+  type TransactionalSink,
+  type WatermarkPosition,
+} from '../../src/sink/sink.js';
 
 /**
  * Deliberately broken exactly-once relays, built from the library's parts in
@@ -42,6 +50,10 @@ abstract class SinkWrapper implements TransactionalSink {
   }
   /** `records`: the Kafka transaction's last batch, which the real sink sends with the watermark. */
   abstract commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void>;
+  /** Through the broken commit(), in one step. */
+  seal(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<Sealed> {
+    return sealByCommitting(this, position, records);
+  }
 }
 
 /**
@@ -180,6 +192,9 @@ class LazyLaneSink implements TransactionalSink {
   async commit(position: WatermarkPosition, records?: readonly SinkRecord[]) {
     await (await this.lane()).commit(position, records);
     this.turn = 1 - this.turn;
+  }
+  seal(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<Sealed> {
+    return sealByCommitting(this, position, records);
   }
   abort() {
     return (this.turn === 0 ? this.first : this.second).abort();

@@ -117,6 +117,7 @@ describe('relay metrics', () => {
       send: async () => undefined,
       readWatermark: async () => null,
       commit: async () => undefined,
+      seal: async () => ({ committed: Promise.resolve() }),
       abort: async () => undefined,
     };
     const sink = metrics.instrumentSink(inner) as TransactionalSink;
@@ -133,6 +134,38 @@ describe('relay metrics', () => {
     expect(sample(text, 'outbox_tail_batches_total')).toBe(2);
     expect(sample(text, 'outbox_tail_batch_records_sum')).toBe(3);
     expect(sample(text, 'outbox_tail_kafka_send_duration_seconds_count{outcome="ok"}')).toBe(1);
+  });
+
+  it('exactly-once: times a sealed Kafka transaction until its EndTxn settled, and counts a failed EndTxn as an error', async () => {
+    const registry = new Registry();
+    const metrics = createRelayMetrics(registry, new RelayStats());
+    let endTxn!: { resolve: () => void; reject: (e: Error) => void };
+    const inner: TransactionalSink = {
+      transactional: true,
+      connect: async () => undefined,
+      disconnect: async () => undefined,
+      metadata: async () => ({ brokers: 1, topics: new Map() }),
+      send: async () => undefined,
+      readWatermark: async () => null,
+      commit: async () => undefined,
+      seal: async () => ({ committed: new Promise<void>((resolve, reject) => (endTxn = { resolve, reject })) }),
+      abort: async () => undefined,
+    };
+    const sink = metrics.instrumentSink(inner) as TransactionalSink;
+    const position = { lsn: Lsn.of(10n), commitLsn: Lsn.of(5n), commitTime: null, count: 1 };
+    const first = await sink.seal(position, [record('a', 100)]);
+    // Sealed, EndTxn pending: no commit timed yet (no sample at all).
+    expect(sample(await registry.metrics(), 'outbox_tail_kafka_commit_duration_seconds_count{outcome="ok"}') ?? 0).toBe(0);
+    expect(sample(await registry.metrics(), 'outbox_tail_batches_total')).toBe(1);
+    endTxn.resolve();
+    await first.committed;
+    expect(sample(await registry.metrics(), 'outbox_tail_kafka_commit_duration_seconds_count{outcome="ok"}')).toBe(1);
+    const second = await sink.seal(position);
+    endTxn.reject(new Error('EndTxn failed'));
+    await expect(second.committed).rejects.toThrow('EndTxn failed');
+    const text = await registry.metrics();
+    expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="ok"}')).toBe(1);
+    expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="error"}')).toBe(1);
   });
 
   it('reports a missing slot and a lost slot as wal_status states', async () => {

@@ -39,6 +39,8 @@ function bed(
     refuse?: (records: readonly SinkRecord[]) => Error | null;
     /** --delivery exactly-once with a recording transactional sink. */
     exactlyOnce?: boolean;
+    /** Exactly-once: each seal's EndTxn stays pending until the test settles it through `endTxns`. */
+    holdEndTxn?: boolean;
   } = {},
 ) {
   const checkpointer = new Checkpointer();
@@ -69,6 +71,8 @@ function bed(
   let confirms = 0;
   /** Exactly-once: each commit's watermark LSN and how many batches had been sent when it committed. */
   const commits: Array<{ lsn: bigint; afterBatches: number }> = [];
+  /** holdEndTxn: the pending EndTxns, in seal order. */
+  const endTxns: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   const record = async (records: readonly SinkRecord[]) => {
     const refused = options.refuse?.(records);
     if (refused) throw refused;
@@ -82,6 +86,12 @@ function bed(
             commit: async (position, records) => {
               if (records?.length) await record(records);
               commits.push({ lsn: position.lsn, afterBatches: sent.length });
+            },
+            seal: async (position, records) => {
+              if (records?.length) await record(records);
+              commits.push({ lsn: position.lsn, afterBatches: sent.length });
+              if (!options.holdEndTxn) return { committed: Promise.resolve() };
+              return { committed: new Promise<void>((resolve, reject) => endTxns.push({ resolve, reject })) };
             },
             abort: async () => undefined,
           },
@@ -111,7 +121,7 @@ function bed(
     t.endLsn = Lsn.of(t.commitLsn + 10n);
     checkpointer.committed(t);
   };
-  return { stage, checkpointer, sent, flow, counters, push, commits, confirms: () => confirms };
+  return { stage, checkpointer, sent, flow, counters, push, commits, endTxns, confirms: () => confirms };
 }
 
 const tooLarge = () => new OutboxTailError('MESSAGE_TOO_LARGE', 'too large');
@@ -163,6 +173,85 @@ describe('PublishingStage, exactly-once: Kafka transactions of whole PostgreSQL 
     expect(b.commits).toEqual([{ lsn: t2.endLsn, afterBatches: 1 }]);
     expect(b.confirms()).toBe(1);
     expect(b.checkpointer.safeLsn).toBe(t2.endLsn);
+  });
+});
+
+describe('PublishingStage, exactly-once: a sealed Kafka transaction counts only once its EndTxn succeeded', () => {
+  it('does not acknowledge a sealed Kafka transaction before its EndTxn succeeded, and seals the next one only after it', async () => {
+    const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 1 } });
+    const [t1, t2, t3] = [txn(), txn(), txn()];
+    b.push(t1, event(t1, 'a'));
+    const running = b.stage.run();
+    await tick();
+    expect(b.commits).toEqual([{ lsn: t1.endLsn, afterBatches: 1 }]);
+    // The next PostgreSQL transactions are sent into the next Kafka transaction meanwhile (batches of one, a full batch
+    // queued behind: it stays open), but nothing is acknowledged.
+    b.push(t2, event(t2, 'b'));
+    b.push(t3, event(t3, 'c'));
+    await tick();
+    expect(b.sent).toEqual([['a'], ['b']]);
+    expect(b.commits).toHaveLength(1);
+    expect(b.checkpointer.safeLsn).toBe(0n);
+    expect(b.stage.publishedLsn).toBe(0n);
+    expect(b.counters).toMatchObject({ recordsPublished: 0, kafkaTransactions: 0 });
+    b.endTxns[0]!.resolve();
+    await tick();
+    expect(b.checkpointer.safeLsn).toBe(t1.endLsn);
+    expect(b.stage.publishedLsn).toBe(t1.endLsn);
+    expect(b.commits).toEqual([
+      { lsn: t1.endLsn, afterBatches: 1 },
+      { lsn: t3.endLsn, afterBatches: 3 },
+    ]);
+    expect(b.checkpointer.safeLsn).toBe(t1.endLsn);
+    b.stage.drain();
+    await tick();
+    b.endTxns[1]!.resolve();
+    await running;
+    expect(b.checkpointer.safeLsn).toBe(t3.endLsn);
+    expect(b.counters).toMatchObject({ recordsPublished: 3, kafkaTransactions: 2, kafkaTransactionsPgTransactions: 3 });
+  });
+
+  it('fails on a failed EndTxn without acknowledging that Kafka transaction or sealing the next one', async () => {
+    const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 1 } });
+    const [t1, t2, t3] = [txn(), txn(), txn()];
+    b.push(t1, event(t1, 'a'));
+    const running = b.stage.run();
+    await tick();
+    b.push(t2, event(t2, 'b'));
+    b.push(t3, event(t3, 'c'));
+    await tick();
+    b.endTxns[0]!.reject(new OutboxTailError('KAFKA_PRODUCER_FENCED', 'EndTxn refused', { retriable: true }));
+    await expect(running).rejects.toMatchObject({ code: 'KAFKA_PRODUCER_FENCED' });
+    expect(b.commits).toEqual([{ lsn: t1.endLsn, afterBatches: 1 }]);
+    expect(b.checkpointer.safeLsn).toBe(0n);
+    expect(b.stage.publishedLsn).toBe(0n);
+    expect(b.counters).toMatchObject({ recordsPublished: 0, kafkaTransactions: 0 });
+  });
+
+  it('fails on an EndTxn that fails while the outbox is idle', async () => {
+    const b = bed({ exactlyOnce: true, holdEndTxn: true });
+    const t1 = txn();
+    b.push(t1, event(t1, 'a'));
+    const running = b.stage.run();
+    await tick();
+    b.endTxns[0]!.reject(new OutboxTailError('KAFKA_ERROR', 'EndTxn timed out', { retriable: true }));
+    await expect(running).rejects.toMatchObject({ code: 'KAFKA_ERROR' });
+    expect(b.checkpointer.safeLsn).toBe(0n);
+  });
+
+  it('waits for the sealed Kafka transaction to commit before it confirms and halts on a malformed row', async () => {
+    const b = bed({ exactlyOnce: true, holdEndTxn: true });
+    const [t1, t2] = [txn(), txn()];
+    b.push(t1, event(t1, 'a'));
+    const running = b.stage.run();
+    await tick();
+    b.push(t2, malformed(t2, 'bad'));
+    await tick();
+    expect(b.confirms()).toBe(0);
+    b.endTxns[0]!.resolve();
+    await expect(running).rejects.toMatchObject({ code: 'MALFORMED_ROW' });
+    expect(b.confirms()).toBe(1);
+    expect(b.checkpointer.safeLsn).toBe(t1.endLsn);
   });
 });
 
