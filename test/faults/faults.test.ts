@@ -94,7 +94,8 @@ describe('negative controls: the same checks catch a broken relay', () => {
  */
 // `off`: none of the exactly-once blocks (the PostgreSQL container matrix of .ci/run, as for the exactly-once crash test).
 const EXACTLY_ONCE = process.env.OUTBOX_TAIL_FAULTS_EXACTLY_ONCE ?? 'default';
-const EXACTLY_ONCE_SCENARIOS = EXACTLY_ONCE === 'off' ? [] : ['kafka-kill', 'postgres-restart', 'relay-sigstop', 'network-cut', 'standby-takeover', 'big-transaction'];
+const EXACTLY_ONCE_SCENARIOS =
+  EXACTLY_ONCE === 'off' ? [] : ['kafka-kill', 'postgres-restart', 'relay-sigstop', 'network-cut', 'standby-takeover', 'big-transaction'];
 const describeExactlyOnce = EXACTLY_ONCE === 'off' ? () => undefined : describe;
 
 describeExactlyOnce('fault scenarios in exactly-once mode: a read_committed consumer sees every row once (lost = 0, duplicates = 0)', () => {
