@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../relay/relay-stats.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
-import { isTransactional, type Sealed, type Sink, type SinkRecord, type TransactionalSink } from '../sink/sink.js';
+import { isTransactional, type Sink, type SinkRecord, type TransactionalSink } from '../sink/sink.js';
 import { mirroredCounter } from './mirrored-counter.js';
 
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
@@ -196,32 +196,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   return {
     registry,
     instrumentSink(sink: Sink): Sink {
-      const instrumented: Sink = {
-        connect: () => sink.connect(),
-        disconnect: () => sink.disconnect(),
-        metadata: (topics) => sink.metadata(topics),
-        async send(records: readonly SinkRecord[]): Promise<void> {
-          const started = process.hrtime.bigint();
-          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-          try {
-            await sink.send(records);
-          } catch (error) {
-            sendSeconds.observe({ outcome: 'error' }, seconds());
-            throw error;
-          }
-          sendSeconds.observe({ outcome: 'ok' }, seconds());
-          if (records.length === 0) return;
-          let bytes = 0;
-          for (const r of records) bytes += r.bytes;
-          batches.inc();
-          batchRecords.observe(records.length);
-          batchBytes.observe(bytes);
-        },
-      };
-      // Exactly-once: commit() measures the watermark produce (with the last batch, if any) + EndTxn.
-      if (!isTransactional(sink)) return instrumented;
-      // The Kafka transaction's last batch, sent with the watermark: a batch like the others (its time is the commit's).
-      const observeLastBatch = (records: readonly SinkRecord[]) => {
+      const observeBatch = (records: readonly SinkRecord[]) => {
         if (records.length === 0) return;
         let bytes = 0;
         for (const r of records) bytes += r.bytes;
@@ -229,38 +204,49 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
         batchRecords.observe(records.length);
         batchBytes.observe(bytes);
       };
+      /** Observes how long `work` took into `histogram`, labelled by its outcome. */
+      const timed = async <T>(histogram: Histogram<'outcome'>, started: bigint, work: Promise<T>): Promise<T> => {
+        const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+        try {
+          const value = await work;
+          histogram.observe({ outcome: 'ok' }, seconds());
+          return value;
+        } catch (error) {
+          histogram.observe({ outcome: 'error' }, seconds());
+          throw error;
+        }
+      };
+      const instrumented: Sink = {
+        connect: () => sink.connect(),
+        disconnect: () => sink.disconnect(),
+        metadata: (topics) => sink.metadata(topics),
+        async send(records: readonly SinkRecord[]): Promise<void> {
+          await timed(sendSeconds, process.hrtime.bigint(), sink.send(records));
+          observeBatch(records);
+        },
+      };
+      // Exactly-once: commit() measures the watermark produce (with the last batch, if any) + EndTxn. The Kafka
+      // transaction's last batch, sent with the watermark, counts as a batch like the others (its time is the commit's).
+      if (!isTransactional(sink)) return instrumented;
       const transactional: TransactionalSink = {
         ...instrumented,
         transactional: true,
         readWatermark: () => sink.readWatermark(),
         async commit(position, records = []) {
-          const started = process.hrtime.bigint();
-          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-          try {
-            await sink.commit(position, records);
-          } catch (error) {
-            commitSeconds.observe({ outcome: 'error' }, seconds());
-            throw error;
-          }
-          commitSeconds.observe({ outcome: 'ok' }, seconds());
-          observeLastBatch(records);
+          await timed(commitSeconds, process.hrtime.bigint(), sink.commit(position, records));
+          observeBatch(records);
         },
-        // The same figure when sealing: from the watermark produce until EndTxn succeeded.
+        // The same figure when sealing: from the watermark produce until EndTxn settled.
         async seal(position, records = []) {
-          const started = process.hrtime.bigint();
-          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
-          let sealed: Sealed;
-          try {
-            sealed = await sink.seal(position, records);
-          } catch (error) {
-            commitSeconds.observe({ outcome: 'error' }, seconds());
-            throw error;
-          }
-          sealed.committed.then(
-            () => commitSeconds.observe({ outcome: 'ok' }, seconds()),
-            () => commitSeconds.observe({ outcome: 'error' }, seconds()),
-          );
-          observeLastBatch(records);
+          const sealing = sink.seal(position, records);
+          // A rejected seal or EndTxn is the caller's to handle; here it is only timed.
+          timed(
+            commitSeconds,
+            process.hrtime.bigint(),
+            sealing.then(({ committed }) => committed),
+          ).catch(() => undefined);
+          const sealed = await sealing;
+          observeBatch(records);
           return sealed;
         },
         abort: () => sink.abort(),

@@ -18,6 +18,22 @@ function sample(text: string, series: string): number | undefined {
 
 const record = (topic: string, bytes = 100): SinkRecord => ({ topic, key: 'k', value: Buffer.from('v'), headers: {}, bytes });
 
+/** A transactional sink that accepts everything at once; `overrides` replace its methods. */
+function fakeTransactionalSink(overrides: Partial<TransactionalSink> = {}): TransactionalSink {
+  return {
+    transactional: true,
+    connect: async () => undefined,
+    disconnect: async () => undefined,
+    metadata: async () => ({ brokers: 1, topics: new Map() }),
+    send: async () => undefined,
+    readWatermark: async () => null,
+    commit: async () => undefined,
+    seal: async () => ({ committed: Promise.resolve() }),
+    abort: async () => undefined,
+    ...overrides,
+  };
+}
+
 describe('relay metrics', () => {
   it('reads RelayStats at scrape time and follows Prometheus naming', async () => {
     const registry = new Registry();
@@ -109,17 +125,7 @@ describe('relay metrics', () => {
     const registry = new Registry();
     const stats = new RelayStats();
     const metrics = createRelayMetrics(registry, stats);
-    const inner: TransactionalSink = {
-      transactional: true,
-      connect: async () => undefined,
-      disconnect: async () => undefined,
-      metadata: async () => ({ brokers: 1, topics: new Map() }),
-      send: async () => undefined,
-      readWatermark: async () => null,
-      commit: async () => undefined,
-      seal: async () => ({ committed: Promise.resolve() }),
-      abort: async () => undefined,
-    };
+    const inner = fakeTransactionalSink();
     const sink = metrics.instrumentSink(inner) as TransactionalSink;
     const position = { lsn: Lsn.of(10n), commitLsn: Lsn.of(5n), commitTime: null, count: 3 };
     await sink.send([record('a', 100), record('a', 100)]);
@@ -140,17 +146,9 @@ describe('relay metrics', () => {
     const registry = new Registry();
     const metrics = createRelayMetrics(registry, new RelayStats());
     let endTxn!: { resolve: () => void; reject: (e: Error) => void };
-    const inner: TransactionalSink = {
-      transactional: true,
-      connect: async () => undefined,
-      disconnect: async () => undefined,
-      metadata: async () => ({ brokers: 1, topics: new Map() }),
-      send: async () => undefined,
-      readWatermark: async () => null,
-      commit: async () => undefined,
+    const inner = fakeTransactionalSink({
       seal: async () => ({ committed: new Promise<void>((resolve, reject) => (endTxn = { resolve, reject })) }),
-      abort: async () => undefined,
-    };
+    });
     const sink = metrics.instrumentSink(inner) as TransactionalSink;
     const position = { lsn: Lsn.of(10n), commitLsn: Lsn.of(5n), commitTime: null, count: 1 };
     const first = await sink.seal(position, [record('a', 100)]);
@@ -159,10 +157,12 @@ describe('relay metrics', () => {
     expect(sample(await registry.metrics(), 'outbox_tail_batches_total')).toBe(1);
     endTxn.resolve();
     await first.committed;
+    await new Promise((resolve) => setImmediate(resolve));
     expect(sample(await registry.metrics(), 'outbox_tail_kafka_commit_duration_seconds_count{outcome="ok"}')).toBe(1);
     const second = await sink.seal(position);
     endTxn.reject(new Error('EndTxn failed'));
     await expect(second.committed).rejects.toThrow('EndTxn failed');
+    await new Promise((resolve) => setImmediate(resolve));
     const text = await registry.metrics();
     expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="ok"}')).toBe(1);
     expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="error"}')).toBe(1);
