@@ -22,7 +22,7 @@ export type SinkRequest =
   | { id: number; op: 'readWatermark' }
   | { id: number; op: 'commit'; position: WatermarkPosition; wire: ArrayBuffer }
   // seal() crosses as two requests: `seal` answers once sealed, `committed` (sent right after) once its EndTxn did.
-  | { id: number; op: 'seal'; position: WatermarkPosition; wire: ArrayBuffer }
+  | { id: number; op: 'seal'; seal: number; position: WatermarkPosition; wire: ArrayBuffer }
   | { id: number; op: 'committed'; seal: number }
   | { id: number; op: 'abort' };
 
@@ -53,7 +53,7 @@ if (!port) throw new Error('sink-thread.ts runs as a worker thread only');
 const { config } = workerData as { config: RelayConfig };
 const logger = createLogger(config.logLevel).child({ thread: 'sink' });
 const sink = createKafkaSink({ ...config, sinkThread: 'main' }, logger);
-/** The EndTxn of each seal request, until its `committed` request takes it. */
+/** The EndTxn of each seal, by the main thread's seal number, until its `committed` request takes it. */
 const sealedById = new Map<number, Promise<void>>();
 
 function handle(request: SinkRequest): Promise<Watermark | null | void> {
@@ -71,13 +71,13 @@ function handle(request: SinkRequest): Promise<Watermark | null | void> {
       if (request.op === 'seal') {
         return sink.seal(request.position, unpackRecords(request.wire)).then(({ committed }) => {
           committed.catch(() => undefined);
-          sealedById.set(request.id, committed);
+          sealedById.set(request.seal, committed);
         });
       }
       if (request.op === 'committed') {
         const committed = sealedById.get(request.seal);
         sealedById.delete(request.seal);
-        return committed ?? Promise.reject(new Error(`committed: no sealed transaction for request ${request.seal}`));
+        return committed ?? Promise.reject(new Error(`committed: no sealed transaction numbered ${request.seal}`));
       }
       return sink.abort();
   }

@@ -79,12 +79,6 @@ export interface Sealed {
   readonly committed: Promise<void>;
 }
 
-/** seal() of a sink that commits in one step. */
-export async function sealByCommitting(sink: Pick<TransactionalSink, 'commit'>, position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<Sealed> {
-  await sink.commit(position, records);
-  return { committed: Promise.resolve() };
-}
-
 export function isTransactional(sink: Sink): sink is TransactionalSink {
   return (sink as Partial<TransactionalSink>).transactional === true;
 }

@@ -93,11 +93,6 @@ export class WorkerSink implements Sink {
     return this.local.metadata(topics);
   }
 
-  /** The id request() gives its next request. */
-  protected get nextRequestId(): number {
-    return this.nextId;
-  }
-
   protected request(request: SinkRequest, transfer: ArrayBuffer[] = []): Promise<Watermark | null | undefined> {
     const worker = this.worker;
     if (!worker) return Promise.reject(new Error('WorkerSink used before connect'));
@@ -121,6 +116,8 @@ export class WorkerSink implements Sink {
 
 class TransactionalWorkerSink extends WorkerSink implements TransactionalSink {
   readonly transactional = true as const;
+  /** Numbers the seals, so that a `committed` request names its `seal`. */
+  private seals = 0;
 
   async readWatermark(): Promise<Watermark | null> {
     return (await this.request({ id: 0, op: 'readWatermark' })) ?? null;
@@ -133,9 +130,9 @@ class TransactionalWorkerSink extends WorkerSink implements TransactionalSink {
 
   async seal(position: WatermarkPosition, records: readonly SinkRecord[] = []): Promise<Sealed> {
     const wire = packRecords(records);
-    const id = this.nextRequestId;
-    await this.request({ id: 0, op: 'seal', position, wire }, [wire]);
-    const committed = this.request({ id: 0, op: 'committed', seal: id }).then(() => undefined);
+    const seal = ++this.seals;
+    await this.request({ id: 0, op: 'seal', seal, position, wire }, [wire]);
+    const committed = this.request({ id: 0, op: 'committed', seal }).then(() => undefined);
     committed.catch(() => undefined);
     return { committed };
   }

@@ -3,15 +3,7 @@ import type { RelayConfig } from '../../src/config/config-schema.js';
 import type { SkipRule } from '../../src/exactly-once/skip-published.js';
 import type { Watermark } from '../../src/exactly-once/watermark.js';
 import { createKafkaSink } from '../../src/sink/create-sink.js';
-import {
-  isTransactional,
-  sealByCommitting,
-  type Sealed,
-  type SinkFactory,
-  type SinkRecord,
-  type TransactionalSink,
-  type WatermarkPosition,
-} from '../../src/sink/sink.js';
+import { isTransactional, type Sealed, type SinkFactory, type SinkRecord, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
 
 /**
  * Deliberately broken exactly-once relays, built from the library's parts in
@@ -24,6 +16,12 @@ function transactionalSink(config: RelayConfig, logger: Logger): TransactionalSi
   const sink = createKafkaSink(config, logger);
   if (!isTransactional(sink)) throw new Error('the exactly-once variants need --delivery exactly-once');
   return sink;
+}
+
+/** seal() of a variant that commits in one step: its commit() decides what is broken. */
+async function sealByCommitting(sink: Pick<TransactionalSink, 'commit'>, position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<Sealed> {
+  await sink.commit(position, records);
+  return { committed: Promise.resolve() };
 }
 
 /** Delegates everything; subclasses break commit(). */
