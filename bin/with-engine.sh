@@ -4,7 +4,11 @@
 #
 #   bin/with-engine.sh npx vitest run --project crash        # PostgreSQL 17
 #   OUTBOX_TAIL_PG_MAJOR=18 bin/with-engine.sh npm run test:crash
-#   bin/with-engine.sh npx vitest run --project containers  # relay image, systemd unit
+#   bin/with-engine.sh --images 'relay systemd' npx vitest run --project containers  # relay image, systemd unit
+#
+# Before the command, the images it needs are built when missing or stale
+# (bin/build-images.sh): postgres:$OUTBOX_TAIL_PG_MAJOR (default 17) and kafka,
+# plus those named by --images.
 #
 # Sets OUTBOX_TAIL_STACK=testcontainers and the Testcontainers images
 # (OUTBOX_TAIL_TC_POSTGRES_IMAGE, OUTBOX_TAIL_TC_KAFKA_IMAGE, and for
@@ -15,7 +19,12 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 engine="$here/container-engine.sh"
-[[ $# -gt 0 ]] || { echo "usage: $0 COMMAND [ARGS...]" >&2; exit 64; }
+images="postgres:${OUTBOX_TAIL_PG_MAJOR:-17} kafka"
+if [[ "${1:-}" == --images ]]; then
+  images+=" ${2:?--images needs a list}"
+  shift 2
+fi
+[[ $# -gt 0 ]] || { echo "usage: $0 [--images 'relay systemd'] COMMAND [ARGS...]" >&2; exit 64; }
 
 already=0
 if "$engine" status; then already=1; fi
@@ -47,10 +56,16 @@ export OUTBOX_TAIL_TC_KAFKA_IMAGE="${OUTBOX_TAIL_TC_KAFKA_IMAGE:-localhost/outbo
 # The containers project (test/containers): the relay image and the systemd image.
 export OUTBOX_TAIL_TC_RELAY_IMAGE="${OUTBOX_TAIL_TC_RELAY_IMAGE:-localhost/outbox-tail/relay:dev}"
 export OUTBOX_TAIL_TC_SYSTEMD_IMAGE="${OUTBOX_TAIL_TC_SYSTEMD_IMAGE:-localhost/outbox-tail/systemd:trixie}"
-for image in "$OUTBOX_TAIL_TC_POSTGRES_IMAGE" "$OUTBOX_TAIL_TC_KAFKA_IMAGE"; do
-  if [[ "$image" == localhost/* ]] && ! "$engine" podman image exists "$image"; then
-    echo "[with-engine] image $image is missing: run 'npm run setup' (builds the local images once)" >&2
-    exit 1
-  fi
+# Images given from elsewhere (a registry, a Docker machine) are not ours to build.
+wanted=()
+for i in $images; do
+  case "$i" in
+    postgres:*) [[ "$OUTBOX_TAIL_TC_POSTGRES_IMAGE" == localhost/outbox-tail/* ]] && wanted+=("$i") ;;
+    kafka) [[ "$OUTBOX_TAIL_TC_KAFKA_IMAGE" == localhost/outbox-tail/* ]] && wanted+=("$i") ;;
+    *) wanted+=("$i") ;;
+  esac
 done
+if [[ ${#wanted[@]} -gt 0 ]]; then
+  "$here/build-images.sh" "${wanted[@]}" || { echo "[with-engine] building the images failed: ${wanted[*]}" >&2; exit 1; }
+fi
 "$@"

@@ -19,7 +19,9 @@ export async function connectExternalStack(config: ExternalStackConfig, log: (li
   try {
     pg = await queryPostgres(config.databaseUrl, 5000);
   } catch (err) {
-    throw new Error(`external stack: cannot reach Postgres at ${where} (OUTBOX_TAIL_TEST_DATABASE_URL): ${(err as Error).message || String(err)}`);
+    throw new Error(`external stack: cannot reach Postgres at ${where} (OUTBOX_TAIL_TEST_DATABASE_URL): ${(err as Error).message || String(err)}`, {
+      cause: err,
+    });
   }
   if (pg.walLevel !== 'logical') {
     throw new Error(
@@ -29,7 +31,9 @@ export async function connectExternalStack(config: ExternalStackConfig, log: (li
   try {
     await probeKafka(config.brokers, 5000);
   } catch (err) {
-    throw new Error(`external stack: cannot reach Kafka at ${config.brokers.join(',')} (OUTBOX_TAIL_TEST_BROKERS): ${(err as Error).message || String(err)}`);
+    throw new Error(`external stack: cannot reach Kafka at ${config.brokers.join(',')} (OUTBOX_TAIL_TEST_BROKERS): ${(err as Error).message || String(err)}`, {
+      cause: err,
+    });
   }
   log(`external stack: postgres ${pg.version} at ${where}, kafka at ${config.brokers.join(',')}`);
   return {

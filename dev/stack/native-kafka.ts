@@ -287,7 +287,7 @@ export class NativeKafka implements ServerControl {
         `${(err as Error).message}\n--- ${this.outFile} ---\n${await tailFile(this.outFile, 30)}\n` +
         `--- ${this.logFile} ---\n${await tailFile(this.logFile, 30)}`;
       await this.kill('SIGKILL').catch(() => undefined);
-      throw new Error(message);
+      throw new Error(message, { cause: err });
     }
   }
 

@@ -274,6 +274,7 @@ export async function startTestcontainersStack(opts: {
     throw new Error(
       `testcontainers stack failed to start (images ${images.postgres}, ${images.kafka}): ${(err as Error).message}. ` +
         'Without a Docker engine, run `npm run setup` (as root) and use the private engine: bin/with-engine.sh <command> (docs/containers.md).',
+      { cause: err },
     );
   }
   const pgC = pgContainer!;

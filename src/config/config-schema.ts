@@ -108,6 +108,8 @@ export const configSchema = z
     // Like PostgreSQL's wal_receiver_timeout: a replication connection silent this long is dead (0 = never).
     replicationTimeoutMs: int(0).default(60_000),
     kafkaRetries: int(0).default(5),
+    // kafkajs's requestTimeout: a produce request unanswered this long fails and is retried (a black-holed broker connection is found this way).
+    kafkaRequestTimeoutMs: int(100).default(30_000),
     kafkaClient: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
     // worker: the Kafka client and record encoding run on a worker thread, so the relay uses a second core (README, Performance).
     sinkThread: z.enum(['main', 'worker']).default('main'),

@@ -57,6 +57,11 @@ export const OPTIONS: Record<OptionKey, OptionSpec> = {
   },
   allowAutoTopicCreation: { type: 'boolean', group: 'Kafka', describe: 'Let the broker create missing topics (if the broker allows it)' },
   kafkaRetries: { type: 'number', group: 'Kafka', describe: 'Producer retries before the relay restarts from the slot' },
+  kafkaRequestTimeoutMs: {
+    type: 'number',
+    group: 'Kafka',
+    describe: 'A Kafka request unanswered this long fails and is retried; how soon a connection that went silent (network cut) is given up',
+  },
   kafkaClient: {
     type: 'string',
     group: 'Kafka',

@@ -8,6 +8,7 @@ export interface KafkaSinkOptions extends KafkaSecurity {
   clientId: string;
   retries: number;
   connectTimeoutMs: number;
+  requestTimeoutMs: number;
   allowAutoTopicCreation: boolean;
   logger: Logger;
 }
@@ -19,6 +20,7 @@ export function kafkaSinkOptions(config: RelayConfig, logger: Logger): KafkaSink
     clientId: config.clientId,
     retries: config.kafkaRetries,
     connectTimeoutMs: config.connectTimeoutMs,
+    requestTimeoutMs: config.kafkaRequestTimeoutMs,
     allowAutoTopicCreation: config.allowAutoTopicCreation,
     logger,
     ...kafkaSecurity(config),

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import {
   CompressionTypes,
   Kafka,
@@ -27,10 +28,11 @@ function kafkajsSasl({ mechanism, username, password }: KafkaSasl): SASLOptions 
   return { mechanism, username, password };
 }
 
-export function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, 'brokers' | 'connectionTimeout' | 'ssl' | 'sasl'> {
+export function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, 'brokers' | 'connectionTimeout' | 'requestTimeout' | 'ssl' | 'sasl'> {
   return {
     brokers: options.brokers,
     connectionTimeout: options.connectTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
     ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
     ...(options.sasl !== undefined ? { sasl: kafkajsSasl(options.sasl) } : {}),
   };
@@ -56,12 +58,30 @@ export function producerSettings(options: Pick<KafkaSinkOptions, 'allowAutoTopic
   };
 }
 
+let encoderChecked = false;
+
+/**
+ * Puts the fast record encoder into kafkajs before this thread's first produce
+ * request. It replaces two internal modules of kafkajs 2.2.4 (the version is
+ * pinned exactly for that reason); where they moved, kafkajs keeps its own
+ * encoder, which is slower but writes the same bytes, and the relay says so
+ * once per thread that publishes instead of falling back silently.
+ */
+export function installRecordEncoder(logger: Logger): void {
+  const installed = installFastRecordEncoder();
+  if (installed || encoderChecked) return;
+  encoderChecked = true;
+  logger.warn(
+    { event: 'kafkajs-encoder-fallback' },
+    "kafkajs's own record encoder is in use: the fast encoder could not replace its internal modules (kafkajs is not 2.2.4, or they loaded first); records are the same, publishing costs more CPU. Install the kafkajs version package.json pins (npm ci)",
+  );
+}
+
 export class KafkaSink implements Sink {
   private readonly kafka: Kafka;
   private producer: Producer | null = null;
 
   constructor(private readonly options: KafkaSinkOptions) {
-    installFastRecordEncoder();
     this.kafka = new Kafka({
       ...connectionConfig(options),
       clientId: options.clientId,
@@ -72,6 +92,7 @@ export class KafkaSink implements Sink {
   }
 
   async connect(): Promise<void> {
+    installRecordEncoder(this.options.logger);
     const producer = this.kafka.producer(producerSettings(this.options));
     try {
       await producer.connect();

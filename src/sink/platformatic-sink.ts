@@ -74,6 +74,7 @@ function pltConnection(o: KafkaSinkOptions) {
   return {
     bootstrapBrokers: o.brokers,
     connectTimeout: o.connectTimeoutMs,
+    timeout: o.requestTimeoutMs,
     ...(o.ssl ? { tls: o.ssl } : {}),
     ...(o.sasl ? { sasl: pltSasl(o.sasl) } : {}),
   };

@@ -5,7 +5,7 @@ import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-onc
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import { cacheTransactionCoordinator } from './kafkajs-coordinator-cache.js';
-import { connectionConfig, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
+import { connectionConfig, installRecordEncoder, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
 import type { KafkaSinkOptions } from './kafka-sink-options.js';
 import { checkOffsetsTopic } from './offsets-topic.js';
 import type { ClusterMetadata, Sealed, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
@@ -135,6 +135,7 @@ export class TransactionalKafkaSink implements TransactionalSink {
    * transaction, before the watermark is read.
    */
   async connect(): Promise<void> {
+    installRecordEncoder(this.options.logger);
     this.turn = 0;
     this.committing = null;
     for (const lane of this.lanes) {

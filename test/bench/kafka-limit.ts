@@ -58,6 +58,7 @@ async function main(): Promise<void> {
     clientId: 'outbox-tail-bench-kafka-limit',
     retries: 5,
     connectTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
     allowAutoTopicCreation: false,
     logger,
   });

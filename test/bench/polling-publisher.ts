@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     clientId: 'outbox-tail-bench-polling',
     retries: 5,
     connectTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
     allowAutoTopicCreation: false,
     logger: pino({ level: 'warn' }),
   });

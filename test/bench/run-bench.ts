@@ -374,7 +374,7 @@ const startDebezium: StartPublisher = async (ctx, name, slot) =>
       } catch (error) {
         // The tail of a Java failure is its stack; the cause is in the ERROR lines before it.
         const errors = p.logs.filter((l) => typeof l.msg === 'string' && /\bERROR\b|Caused by/.test(l.msg)).map((l) => l.msg);
-        throw new Error(`${(error as Error).message}\nDebezium's errors:\n${errors.slice(0, 10).join('\n')}`);
+        throw new Error(`${(error as Error).message}\nDebezium's errors:\n${errors.slice(0, 10).join('\n')}`, { cause: error });
       }
       return nowMs();
     },

@@ -70,6 +70,7 @@ async function run(lanes: number, cache: boolean, label: string): Promise<Result
     logger,
     retries: 5,
     connectTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
     allowAutoTopicCreation: false,
     slot: `cycle_${label}`,
     transactionalId: `transaction-cycle-${runId}-${label}`,

@@ -5,7 +5,7 @@
  * consumer; then everything is recounted. Used by `npm run crash` and by the
  * vitest crash project (including its negative controls).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
@@ -19,6 +19,7 @@ import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot, waitForConfirmed } from '../support/slot.js';
 import { rng } from '../support/seeded-random.js';
+import { peekTransactions, type DecodedTxn } from '../support/witness-slot.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -48,7 +49,13 @@ export interface CrashOptions {
   consumerMode?: 'idempotent' | 'naive' | 'none';
   /** `naive` = the article's commit-then-send script instead of the outbox (negative control). */
   writerMode?: 'outbox' | 'naive';
-  /** At each kill: T2 open, T1 committed and confirmed, kill, then T2 commits (docs/architecture.md#lsn-rules, rule 3). */
+  /**
+   * At each kill: T2 open, T1 committed and confirmed, kill, then T2 commits (docs/architecture.md#lsn-rules, rule 3).
+   * The hazard exists only when T2's commit record starts exactly at T1's end, and other WAL (another
+   * test's database on the same server, autovacuum, a running-xacts record) can land in between: a
+   * witness slot checks each straddle, and straddles are repeated (up to 3 x kills) until `kills` of
+   * them had that shape. The result says how many did (`straddles`).
+   */
   straddle?: boolean;
   cancelEvery?: number;
   rollbackEvery?: number;
@@ -62,6 +69,8 @@ export interface CrashOptions {
    * which commit with them. Also adds savepoint rollbacks.
    */
   source?: 'table' | 'messages';
+  /** The node binary the relay and the consumer run on (default: this process's), to compare runtimes. */
+  node?: string;
 }
 
 export interface CrashResult {
@@ -88,6 +97,10 @@ export interface CrashResult {
   read_uncommitted: { records: number; aborted: number };
   /** Error codes the relays stopped with (a fatal log line), in order. */
   relay_fatal_codes: string[];
+  /** `node --version` of the relay and the consumer. */
+  node: string;
+  /** straddle runs: kills set up as straddles, and those where T2's commit record began exactly at T1's end. */
+  straddles: { attempted: number; adjacent: number };
   seconds: number;
   passed: boolean;
 }
@@ -126,8 +139,8 @@ interface Child {
   output: () => string;
 }
 
-function spawnTs(script: string, args: string[], env: Record<string, string>, onLine?: (line: string) => void): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}${script}`, ...args], {
+function spawnTs(script: string, args: string[], env: Record<string, string>, onLine?: (line: string) => void, node = process.execPath): Child {
+  const child = spawn(node, ['--import', 'tsx', `${ROOT}${script}`, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -185,6 +198,10 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       'create table shipments (id bigserial primary key, order_id bigint not null, event_id text not null, cancelled boolean not null default false)',
     );
     await createSlot(db.url, slot);
+    // Only peeked: what the relay's slot is sent, to tell which straddles really had adjacent commits.
+    const witness = `${slot}_w`;
+    if (options.straddle) await createSlot(db.url, witness);
+    const hasAggregate = (t: DecodedTxn, id: number) => t.aggregateIds.includes(String(id)) || t.messages.some((m) => m.includes(`"aggregate_id":"${id}"`));
 
     const offsetsTopic = `${run}.offsets`;
     if (delivery === 'exactly-once') await createCompactedTopic(options.stack.brokers, offsetsTopic);
@@ -203,6 +220,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         slot,
         env: relayEnv,
         ...(options.relayVariant ? { variant: options.relayVariant } : {}),
+        ...(options.node ? { node: options.node } : {}),
       });
       void started.exited.then(() => {
         for (const line of started.logs) if (line.event === 'fatal' && line.code) fatalCodes.push(line.code);
@@ -212,7 +230,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     // A relay that stopped for good (a negative control's guard) never logs streaming: do not wait a minute for it.
     const streamingOrExit = (r: RelayProcess) => Promise.race([r.waitForLog(isStreaming, 60_000), r.exited]).catch(() => undefined);
     const consumerEnv = { CRASH_BROKERS: options.stack.brokers.join(','), CRASH_DATABASE_URL: db.url, CRASH_TOPIC: topic, CRASH_GROUP: group };
-    const newConsumer = () => (consumerMode === 'none' ? null : spawnTs('test/crash/consumer-process.ts', [consumerMode], consumerEnv));
+    const newConsumer = () =>
+      consumerMode === 'none' ? null : spawnTs('test/crash/consumer-process.ts', [consumerMode], consumerEnv, undefined, options.node);
 
     if (writerMode === 'outbox') {
       relay = newRelay();
@@ -313,10 +332,13 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     // --- the kills --------------------------------------------------------------
     let relayKills = 0;
     let consumerKills = 0;
+    const straddles = { attempted: 0, adjacent: 0 };
     const consumerKillAt = new Set(
       Array.from({ length: options.consumerKills }, (_, j) => Math.max(1, Math.round(((j + 1) * options.kills) / (options.consumerKills + 1)))),
     );
-    for (let k = 1; k <= options.kills; k++) {
+    const killsToDo = options.straddle ? options.kills * 3 : options.kills;
+    for (let k = 1; k <= killsToDo; k++) {
+      if (options.straddle && straddles.adjacent >= options.kills) break;
       // Kill 0.3-0.7 s into the relay's streaming (a restart itself takes about a second
       // under load: counting from the spawn, most kills would hit a relay still starting).
       if (writerMode === 'outbox') await streamingOrExit(relay!);
@@ -359,6 +381,17 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         await relay!.kill('SIGKILL');
         await t2.query('commit');
         await t2.end();
+        straddles.attempted++;
+        const txns = await peekTransactions(db.url, witness, { messages: via === 'message' });
+        const t1Txn = txns.find((t) => hasAggregate(t, t1Id));
+        const t2Txn = txns.find((t) => hasAggregate(t, t2Id));
+        const adjacent = t1Txn !== undefined && t2Txn !== undefined && t2Txn.commitLsn === t1Txn.endLsn;
+        if (adjacent) straddles.adjacent++;
+        log(
+          `straddle #${straddles.attempted}: T1 ends ${t1Txn ? Lsn.format(t1Txn.endLsn) : '?'}, T2's commit starts ${t2Txn ? Lsn.format(t2Txn.commitLsn) : '?'}: ${adjacent ? 'adjacent' : 'other WAL in between'}`,
+        );
+        // Advance the witness past what was checked, so the next peek decodes only the new WAL.
+        if (t2Txn) await admin.query('select pg_replication_slot_advance($1, $2::pg_lsn)', [witness, Lsn.format(t2Txn.endLsn)]);
         gate = null;
         release();
       } else {
@@ -462,6 +495,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       delivery,
       read_uncommitted: { records: uncommitted.records.length, aborted },
       relay_fatal_codes: fatalCodes,
+      node: options.node ? execFileSync(options.node, ['--version'], { encoding: 'utf8' }).trim() : process.version,
+      straddles,
       seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
       passed: false,
     };
@@ -508,7 +543,11 @@ export function formatResult(r: CrashResult): string {
     ['delivery (kafka records counted read_committed)', r.delivery],
     ['read_uncommitted: records / of aborted kafka transactions', `${r.read_uncommitted.records} / ${r.read_uncommitted.aborted}`],
     ['relay fatal errors', r.relay_fatal_codes.join(', ') || 'none'],
+    ...(r.straddles.attempted > 0
+      ? ([['straddles: attempted / with adjacent commits', `${r.straddles.attempted} / ${r.straddles.adjacent}`]] as [string, string][])
+      : []),
     ['relay kills / consumer kills', `${r.relay_kills} / ${r.consumer_kills}`],
+    ['node (relay and consumer)', r.node],
     ['seconds', r.seconds],
     ['result', r.passed ? 'PASS' : 'FAIL'],
   ];

@@ -46,8 +46,11 @@ describe('crash test: kill -9 again and again, then recount', () => {
 describe('negative controls: the recount catches each broken design, every run', () => {
   it("(1) the article's naive writer (commit, then send), killed right after a commit, loses events", async () => {
     const r = await run({ orders: 200, kills: 5, consumerKills: 0, seed: 11, writerMode: 'naive', consumerMode: 'none' });
-    // One kill point per kill, each right after a COMMIT and before its send.
-    expect(r.lost).toBe(5);
+    // Each kill lands right after a COMMIT, inside the writer's 20 ms before its send; a slow machine can let
+    // a send slip out before the kill, so the claim is "loses at least one", not one per kill.
+    expect(r.relay_kills).toBe(5);
+    expect(r.lost).toBeGreaterThan(0);
+    expect(r.lost).toBeLessThanOrEqual(r.relay_kills);
     expect(r.passed).toBe(false);
   });
 
@@ -72,13 +75,18 @@ describe('negative controls: the recount catches each broken design, every run',
     expect(r.distinct_ids).toBe(r.orders);
   });
 
-  it('(3) a relay that confirms the commit end LSN + 1 loses the adjacent transaction at every straddled kill', async () => {
+  it('(3) a relay that confirms the commit end LSN + 1 loses a transaction whose commit starts at the confirmed one’s end', async () => {
     const r = await run({ orders: 100, kills: 3, consumerKills: 0, seed: 17, consumerMode: 'none', straddle: true, relayVariant: 'confirm-end-plus-one' });
-    expect(r.lost).toBe(3);
+    // The witness slot saw straddles with adjacent commits (the hazard really occurred) ...
+    expect(r.straddles.adjacent).toBeGreaterThan(0);
+    // ... and the broken relay lost every one of those transactions; nothing but a straddled T2 can be lost.
+    expect(r.lost).toBeGreaterThanOrEqual(r.straddles.adjacent);
+    expect(r.lost).toBeLessThanOrEqual(r.straddles.attempted);
   });
 
-  it('(3, control) the correct relay delivers every straddled transaction', async () => {
+  it('(3, control) the correct relay delivers every straddled transaction, adjacent commits included', async () => {
     const r = await run({ orders: 100, kills: 3, consumerKills: 0, seed: 17, consumerMode: 'none', straddle: true });
+    expect(r.straddles.adjacent).toBeGreaterThan(0);
     expect(r.lost).toBe(0);
     expect(r.phantoms).toBe(0);
   });
@@ -133,8 +141,11 @@ describe('crash test with --source messages: events written as logical decoding 
   it('(3) adjacent commits: catches a relay that confirms the end LSN + 1, and the correct relay delivers every straddled transaction', async () => {
     const conditions = { orders: 100, kills: 3, consumerKills: 0, seed: 17, consumerMode: 'none', straddle: true, source: 'messages' } as const;
     const broken = await run({ ...conditions, relayVariant: 'confirm-end-plus-one' });
-    expect(broken.lost).toBe(3);
+    expect(broken.straddles.adjacent).toBeGreaterThan(0);
+    expect(broken.lost).toBeGreaterThanOrEqual(broken.straddles.adjacent);
+    expect(broken.lost).toBeLessThanOrEqual(broken.straddles.attempted);
     const correct = await run(conditions);
+    expect(correct.straddles.adjacent).toBeGreaterThan(0);
     expect(correct.lost).toBe(0);
     expect(correct.phantoms).toBe(0);
   });

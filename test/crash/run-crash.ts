@@ -1,13 +1,17 @@
 /**
- * `npm run crash -- [--orders 500] [--kills 5] [--consumer-kills 3] [--seed N] [--delivery exactly-once] [--source messages] [--json]`
+ * `npm run crash -- [--orders 500] [--kills 5] [--consumer-kills 3] [--seed N] [--delivery exactly-once] [--source messages] [--relay-node 24,/usr/bin/node] [--json]`
  * Runs the crash test on the local stack (or OUTBOX_TAIL_STACK=external servers).
  * Without --json: a line per kill and the final table. With --json the last
  * line of stdout is one JSON object. Exit 0 iff the recount holds.
+ * --relay-node runs the whole test once per node binary (a pinned major or a
+ * path), relay and consumer on it, one after the other on the same stack; the
+ * JSON object then has one result per node under `runs`.
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { startStack } from '../../dev/stack/index.js';
-import { formatResult, runCrash } from './crash-harness.js';
+import { formatResult, runCrash, type CrashResult } from './crash-harness.js';
+import { resolveNodeBinary } from '../support/node-binary.js';
 
 const argv = await yargs(hideBin(process.argv))
   .option('orders', { type: 'number', default: 500 })
@@ -18,6 +22,7 @@ const argv = await yargs(hideBin(process.argv))
   .option('delivery', { choices: ['at-least-once', 'exactly-once'] as const, default: 'at-least-once' as const })
   // messages: the order app writes its events with outbox_tail.emit() and writeOutboxEvent via message; the relay runs --source messages.
   .option('source', { choices: ['table', 'messages'] as const, default: 'table' as const })
+  .option('relay-node', { type: 'string', describe: 'node binaries for the relay and the consumer, comma separated: pinned majors (24, 22) or paths' })
   .strict()
   .parseAsync();
 
@@ -26,22 +31,28 @@ human(
   `crash test (${argv.delivery}, source ${argv.source}): ${argv.orders} orders, ${argv.kills} relay kills, ${argv['consumer-kills']} consumer kills, seed ${argv.seed}`,
 );
 const stack = await startStack({ log: (l) => process.stderr.write(`  ${l}\n`) });
-let code = 1;
+let code: number;
 try {
   human(`stack: ${stack.provider} postgres=${stack.versions.postgres} kafka=${stack.versions.kafka}`);
-  const result = await runCrash({
-    stack,
-    orders: argv.orders,
-    kills: argv.kills,
-    consumerKills: argv['consumer-kills'],
-    seed: argv.seed,
-    delivery: argv.delivery,
-    source: argv.source,
-    log: human,
-  });
-  human(formatResult(result));
-  if (argv.json) process.stdout.write(`${JSON.stringify({ ...result, seed: argv.seed })}\n`);
-  code = result.passed ? 0 : 1;
+  const nodes = argv['relay-node']?.split(',').filter(Boolean).map(resolveNodeBinary) ?? [undefined];
+  const results: CrashResult[] = [];
+  for (const node of nodes) {
+    const result = await runCrash({
+      stack,
+      orders: argv.orders,
+      kills: argv.kills,
+      consumerKills: argv['consumer-kills'],
+      seed: argv.seed,
+      delivery: argv.delivery,
+      source: argv.source,
+      log: human,
+      ...(node ? { node } : {}),
+    });
+    human(formatResult(result));
+    results.push(result);
+  }
+  if (argv.json) process.stdout.write(`${JSON.stringify(results.length === 1 ? { ...results[0], seed: argv.seed } : { runs: results, seed: argv.seed })}\n`);
+  code = results.every((r) => r.passed) ? 0 : 1;
 } finally {
   await stack.stop();
 }

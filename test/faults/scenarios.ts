@@ -249,6 +249,8 @@ const relayPause: Scenario = {
 
 // --- 4 ---------------------------------------------------------------------------------------
 
+const NETWORK_CUT_REQUEST_TIMEOUT_MS = 4_000;
+
 const networkCut: Scenario = {
   name: 'network-cut',
   title: 'Black hole between relay and Kafka, then relay and Postgres (TCP proxy), plus latency on the Kafka path: memory bounded, nothing lost',
@@ -256,21 +258,25 @@ const networkCut: Scenario = {
     withRun(
       o,
       'network-cut',
-      // Small in-flight limits, so a stuck broker fills them and the relay must stop reading.
+      // Small in-flight limits, so a stuck broker fills them within the cut and the relay must stop reading
+      // (the writer adds ~60 records of 1.5 kB a second). The timeouts that find a silent connection are
+      // short, so each cut need only outlast them: a request timeout of 4 s on the Kafka path, a
+      // replication timeout of 5 s on the Postgres path (the defaults, 30 s and 60 s, behave the same, later).
       {
         proxied: true,
         consumer: !o.variant,
         relayEnv: {
-          OUTBOX_TAIL_MAX_IN_FLIGHT_MESSAGES: '2000',
-          OUTBOX_TAIL_MAX_IN_FLIGHT_BYTES: '4000000',
+          OUTBOX_TAIL_MAX_IN_FLIGHT_MESSAGES: '400',
+          OUTBOX_TAIL_MAX_IN_FLIGHT_BYTES: '800000',
           OUTBOX_TAIL_CONNECT_TIMEOUT_MS: '3000',
-          OUTBOX_TAIL_REPLICATION_TIMEOUT_MS: '10000',
+          OUTBOX_TAIL_KAFKA_REQUEST_TIMEOUT_MS: String(NETWORK_CUT_REQUEST_TIMEOUT_MS),
+          OUTBOX_TAIL_REPLICATION_TIMEOUT_MS: '5000',
         },
       },
       async (run) => {
         const fs = o.fs;
         // The walsender of a cut connection holds the slot until wal_sender_timeout: keep that short.
-        await fs.setPostgres({ wal_sender_timeout: '10s' });
+        await fs.setPostgres({ wal_sender_timeout: '5s' });
         try {
           const relay = await streamingRelay(run, {}, o.variant);
           run.startWriter({ ratePerSecond: 60, payloadPadBytes: 1500 });
@@ -279,10 +285,10 @@ const networkCut: Scenario = {
           let recovery = 0;
           const phases: string[] = [];
 
-          // (a) Kafka black hole, longer than kafkajs' request timeout (30 s); old connections stay dead.
+          // (a) Kafka black hole, past three request timeouts (retries included); old connections stay dead.
           fs.kafkaProxy.blackhole();
           let t = Date.now();
-          await sleep(o.quick ? 8_000 : 40_000);
+          await sleep(o.quick ? 8_000 : 3 * NETWORK_CUT_REQUEST_TIMEOUT_MS);
           fs.kafkaProxy.heal(o.quick ? 'resume' : 'fresh');
           let r = await run.recovered(Date.now());
           recovery = Math.max(recovery, r);
@@ -291,10 +297,11 @@ const networkCut: Scenario = {
           run.check('the relay survived the Kafka cut', run.alive(relay));
 
           if (!o.quick) {
-            // (b) Postgres black hole; old connections stay dead, so the relay must notice by itself.
+            // (b) Postgres black hole, past the replication timeout and wal_sender_timeout (5 s each);
+            // old connections stay dead, so the relay must notice by itself.
             fs.pgProxy.blackhole();
             t = Date.now();
-            await sleep(30_000);
+            await sleep(12_000);
             fs.pgProxy.heal('fresh');
             r = await run.recovered(Date.now(), 180_000);
             recovery = Math.max(recovery, r);
@@ -305,11 +312,11 @@ const networkCut: Scenario = {
             // (c) 150 ms each way on the Kafka path.
             fs.kafkaProxy.setLatency(150);
             t = Date.now();
-            await sleep(20_000);
+            await sleep(10_000);
             fs.kafkaProxy.setLatency(0);
             r = await run.recovered(Date.now());
             recovery = Math.max(recovery, r);
-            phases.push(`kafka latency 150 ms for 20 s: recovered ${r.toFixed(1)} s`);
+            phases.push(`kafka latency 150 ms for 10 s: recovered ${r.toFixed(1)} s`);
             run.log(phases.at(-1)!);
           }
           const peak = run.peakRssMb();
@@ -435,7 +442,7 @@ const slotLost: Scenario = {
       await run.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot2]);
       // Rows committed between the drop and now are in no slot: the runbook's gap-fill, not the relay's.
       const atSlot2 = new Set(await run.committedIds());
-      let expected2: string[] = [];
+      let expected2: string[];
       await fs.setPostgres({ max_slot_wal_keep_size: '64MB' });
       const holder = new pg.Client({ connectionString: run.db.url });
       await holder.connect();
@@ -501,7 +508,7 @@ const slotRecover: Scenario = {
       await fs.setPostgres({ max_slot_wal_keep_size: '64MB' });
       const holder = new pg.Client({ connectionString: run.db.url });
       await holder.connect();
-      let recovered = 0;
+      let recovered: number;
       try {
         // The margin covers the transaction held open below (it started before the recorded position).
         const relay = await streamingRelay(run, { OUTBOX_TAIL_ON_SLOT_LOST: 'recover', OUTBOX_TAIL_RECOVER_MARGIN_MS: '120000' }, o.variant);
@@ -819,7 +826,7 @@ const openTransaction: Scenario = {
       await warmUp(run);
       const open = new pg.Client({ connectionString: run.db.url });
       await open.connect();
-      let heldId = '';
+      let heldId: string;
       let recovery = 0;
       try {
         await open.query('begin');

@@ -99,6 +99,7 @@ async function heldEndTxnThenFenced(variant: 'correct' | 'no-wait') {
     clientId: 'eo-sealed',
     retries: 2,
     connectTimeoutMs: 5_000,
+    requestTimeoutMs: 30_000,
     allowAutoTopicCreation: false,
     logger: pino({ level: 'silent' }),
     slot,

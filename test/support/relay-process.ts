@@ -36,6 +36,8 @@ export interface StartRelayOptions {
   args?: string[];
   /** Run a test-only checkpointer variant instead of bin/outbox-tail.js. */
   variant?: RelayVariant;
+  /** The node binary to run it with (default: this process's), to compare runtimes. */
+  node?: string;
 }
 
 /** Starts the real daemon (bin/outbox-tail.js, compiled) as a child process. */
@@ -61,8 +63,8 @@ export function startRelay(options: StartRelayOptions): RelayProcess {
   };
   const [command, args] = options.variant
     ? // `node --import tsx` keeps it one process, so SIGKILL reaches the relay itself.
-      [process.execPath, ['--import', 'tsx', `${ROOT}test/support/relay-variant.ts`, options.variant, ...(options.args ?? [])]]
-    : [process.execPath, [BIN, ...(options.args ?? [])]];
+      [options.node ?? process.execPath, ['--import', 'tsx', `${ROOT}test/support/relay-variant.ts`, options.variant, ...(options.args ?? [])]]
+    : [options.node ?? process.execPath, [BIN, ...(options.args ?? [])]];
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const log = followChildLog<LogLine>(child, exited, 'relay', (text) => ({ level: 'raw', msg: text }));

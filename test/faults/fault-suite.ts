@@ -1,0 +1,42 @@
+/**
+ * What every file of the fault project shares: a fault stack of its own for
+ * the file (the scenarios kill, pause and cut its servers, so no other file
+ * may use it), started before its first scenario and stopped after its last,
+ * and the line each scenario result prints.
+ */
+import { afterAll, beforeAll } from 'vitest';
+import { startFaultStack, type FaultStack } from './fault-stack.js';
+import type { ScenarioResult } from './harness.js';
+
+export const log = (line: string): void => console.log(line);
+
+/** The file's fault stack, for its tests (set in beforeAll). */
+export function useFaultStack(label: string): { readonly fs: FaultStack } {
+  const holder: { fs: FaultStack | null } = { fs: null };
+  beforeAll(async () => {
+    holder.fs = await startFaultStack({ log: (l) => console.log(`[stack] ${l}`) });
+    const { provider, versions, images } = holder.fs.stack;
+    console.log(
+      `stack: ${provider} postgres=${versions.postgres} kafka=${versions.kafka}${images ? ` images=${images.postgres},${images.kafka}` : ''} (faults project, ${label})`,
+    );
+  }, 180_000);
+  afterAll(async () => {
+    await holder.fs?.stop();
+  });
+  return {
+    get fs(): FaultStack {
+      if (!holder.fs) throw new Error('the fault stack has not started (beforeAll failed)');
+      return holder.fs;
+    },
+  };
+}
+
+export function report(r: ScenarioResult): ScenarioResult {
+  console.log(
+    `${r.name}: ${r.passed ? 'PASS' : 'FAIL'} in ${r.seconds} s: lost ${r.lost}, duplicates ${r.duplicates}, phantoms ${r.phantoms}, recovery ${r.recovery_seconds} s\n  ${r.detail}`,
+  );
+  return r;
+}
+
+/** A relay that confirms on receipt either loses what it confirmed and then dropped (I1), or publishes it after the slot had passed it (I7): which one depends on when the fault hits. */
+export const unsafe = (r: ScenarioResult): number => r.lost + (r.counts?.lsn_violations ?? 0);
