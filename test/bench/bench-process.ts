@@ -42,13 +42,15 @@ export interface SpawnOptions {
   script: string;
   args?: string[];
   env: Record<string, string>;
+  /** The node binary (default: this process's), to compare runtimes. */
+  node?: string;
 }
 
 /** Spawns `node [nodeArgs] script [args]`; stdout is parsed as JSON lines (pino or the helpers' own). */
 export function spawnNode(options: SpawnOptions): BenchProcess {
   return spawnProcess({
     name: options.name,
-    command: process.execPath,
+    command: options.node ?? process.execPath,
     args: [...(options.nodeArgs ?? []), options.script, ...(options.args ?? [])],
     env: options.env,
   });

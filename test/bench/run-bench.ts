@@ -9,6 +9,7 @@
  * Progress goes to stderr; without --json stdout gets a table, with --json
  * the last line of stdout is one JSON object.
  */
+import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -38,6 +39,8 @@ import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
 import { nowMs, runWriter, type WriterResult } from './writer.js';
+import { resolveNodeBinary } from '../support/node-binary.js';
+import { compareRuntimes } from './compare-runtimes.js';
 import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VARIANTS, type WriteSideVariant } from './write-side.js';
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
 import { matchRecords, type RecordMatch } from './debezium/record-match.js';
@@ -76,6 +79,7 @@ const { values: flags } = parseArgs({
     'compare-first': { type: 'string' },
     delivery: { type: 'string' },
     'first-delivery': { type: 'string' },
+    'relay-node': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -112,6 +116,10 @@ if (flags.help) {
                         catchup_batched, big_txn, steady) once per mode, interleaved in the same run
                         (the mode that goes first alternates from scenario to scenario)
   --first-delivery D    with --delivery both: the mode of the first scenario (default at-least-once)
+  --relay-node LIST     node binaries for the relay processes, comma separated: pinned majors (24, 22)
+                        or paths (/usr/bin/node). With two or more, the whole bench runs once per
+                        runtime, one after the other on one stack, and the JSON has them side by side
+                        under "runtimes" (with the ratio of each figure to the first runtime's)
   --dump-latency DIR    write each steady run's per-record latencies (ms since the writer's start,
                         latency ms) to DIR/<label>-<rate>.json, to look for stalls behind a p99
   --compare debezium    also run Debezium Server (fetched once into ~/.cache/outbox-tail/debezium, Java 21+)
@@ -145,6 +153,7 @@ const opts = {
   // As deployed (Dockerfile, systemd unit) unless told otherwise; --node-args= (empty) measures bare node.
   nodeArgs: (flags['node-args'] ?? SHIPPED_NODE_OPTIONS).split(/\s+/).filter(Boolean),
   profileDir: flags.profile,
+  relayNodes: (flags['relay-node'] ?? '').split(',').filter(Boolean),
   kafkaClient: flags['kafka-client'] ?? 'kafkajs',
   compare: flags.compare,
   debeziumJavaOpts: (flags['debezium-java-opts'] ?? '').split(/\s+/).filter(Boolean),
@@ -251,8 +260,9 @@ function spawnRelay(
   extraEnv: Record<string, string> = {},
 ): BenchProcess {
   const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, extra: { ...opts.relayEnv, ...deliveryEnv(ctx, mode), ...extraEnv } });
-  if (kind === 'relay') return spawnNode({ name, nodeArgs: relayNodeArgs(name), script: RELAY_BIN, env });
-  return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}test/bench/null-sink-relay.ts`, env });
+  const node = RELAY_NODE !== undefined ? { node: RELAY_NODE } : {};
+  if (kind === 'relay') return spawnNode({ name, nodeArgs: relayNodeArgs(name), script: RELAY_BIN, env, ...node });
+  return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}test/bench/null-sink-relay.ts`, env, ...node });
 }
 
 /** Polls (50 ms) until the topic holds `records` records (if given) and the slot confirmed `endLsn`. Returns the time both held. */
@@ -1003,7 +1013,14 @@ async function writeSide(
 
 // ---------------------------------------------------------------- main
 
+/** The relay's node binary when --relay-node names one runtime (several: compareRuntimes runs this bench once per runtime). */
+const RELAY_NODE = opts.relayNodes.length === 1 ? resolveNodeBinary(opts.relayNodes[0]!) : undefined;
+
 async function main(): Promise<void> {
+  if (opts.relayNodes.length > 1) {
+    await compareRuntimes({ runtimes: opts.relayNodes.map(resolveNodeBinary), argv: process.argv.slice(2), flags, log });
+    return;
+  }
   const t0 = Date.now();
   const loadAtStart = loadavg()[0]!;
   if (loadAtStart > 1) log(`warning: load average ${loadAtStart.toFixed(2)} before the run: other work on this machine will skew the numbers`);
@@ -1249,6 +1266,7 @@ async function main(): Promise<void> {
     kafka_client: opts.kafkaClient,
     delivery: MODES,
     node: process.version,
+    relay_node: RELAY_NODE ? execFileSync(RELAY_NODE, ['--version'], { encoding: 'utf8' }).trim() : process.version,
     ...(debezium ? { debezium: debezium.version, debezium_java: debezium.javaVersion } : {}),
     postgres: versions.postgres,
     kafka: versions.kafka,

@@ -17,7 +17,7 @@
  * A relay image whose entrypoint ignores SIGTERM (a shell as PID 1) fails the
  * exit-code check: the engine kills it after 45 s (137).
  *
- * Run: bin/with-engine.sh npx vitest run --project containers
+ * Run: npm run test:containers (bin/with-engine.sh --images 'relay systemd' vitest run --project containers)
  * (OUTBOX_TAIL_TC_RELAY_IMAGE selects the image, default outbox-tail:test).
  */
 import { Wait } from 'testcontainers';

@@ -1,0 +1,116 @@
+/**
+ * `npm run bench -- --relay-node 24,/usr/bin/node [...]`: the whole bench once
+ * per Node.js runtime of the relay, one after the other on one stack (started
+ * here unless --database-url/--brokers name one), each in a bench process of
+ * its own with --relay-node set to that runtime alone. The JSON object has
+ * every runtime's result under `runtimes`, and under `ratios` each headline
+ * figure of a runtime divided by the first runtime's.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { startStack, type StackHandle } from '../../dev/stack/index.js';
+import { ROOT } from './bench-process.js';
+
+interface Options {
+  runtimes: string[];
+  /** This bench's own arguments, to pass on. */
+  argv: string[];
+  flags: { json?: boolean; 'json-out'?: string; 'database-url'?: string; brokers?: string };
+  log: (line: string) => void;
+}
+
+/** Drops `--name value` / `--name=value` pairs. */
+function without(argv: string[], names: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const name = names.find((n) => a === `--${n}` || a.startsWith(`--${n}=`));
+    if (name === undefined) out.push(a);
+    else if (a === `--${name}` && name !== 'json') i++;
+  }
+  return out;
+}
+
+function runOnce(args: string[], log: (line: string) => void): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}test/bench/run-bench.ts`, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.once('exit', (code) => {
+      const last = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0) return reject(new Error(`bench with ${args.join(' ')} exited ${code}`));
+      try {
+        resolve(JSON.parse(last) as Record<string, unknown>);
+      } catch {
+        log(out.slice(-2000));
+        reject(new Error('the bench printed no JSON object on its last line'));
+      }
+    });
+  });
+}
+
+/** The figures worth a ratio, as paths into a bench result. */
+const HEADLINES = [
+  'catchup.events_per_sec',
+  'catchup.cpu.us_per_event.relay',
+  'catchup.peak_rss_mb',
+  'catchup_batched.events_per_sec',
+  'big_txn.seconds',
+  'big_txn.peak_rss_mb',
+  'steady.0.p50_ms',
+  'steady.0.p99_ms',
+  'steady.1.p50_ms',
+  'steady.1.p99_ms',
+];
+
+/** The number at `path` (dots; array indexes as numbers), or undefined. */
+function pick(result: unknown, path: string): number | undefined {
+  let v: unknown = result;
+  for (const key of path.split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
+  return typeof v === 'number' ? v : undefined;
+}
+
+export async function compareRuntimes(o: Options): Promise<void> {
+  let stack: StackHandle | null = null;
+  let url = o.flags['database-url'];
+  let brokers = o.flags.brokers;
+  if (!url || !brokers) {
+    o.log('starting one local stack for every runtime');
+    stack = await startStack({ log: (l) => o.log(`  ${l}`) });
+    url = stack.databaseUrl;
+    brokers = stack.brokers.join(',');
+  }
+  const runtimes: Array<{ node: string; result: Record<string, unknown> }> = [];
+  try {
+    const base = without(o.argv, ['relay-node', 'json', 'json-out', 'database-url', 'brokers']);
+    for (const node of o.runtimes) {
+      o.log(`runtime ${node}`);
+      const result = await runOnce([...base, '--json', '--relay-node', node, '--database-url', url, '--brokers', brokers], o.log);
+      runtimes.push({ node: String((result.env as { relay_node?: string } | undefined)?.relay_node ?? node), result });
+    }
+  } finally {
+    await stack?.stop().catch(() => undefined);
+  }
+  const first = runtimes[0]!.result;
+  const ratios = runtimes.slice(1).map(({ node, result }) => ({
+    node,
+    against: runtimes[0]!.node,
+    ...Object.fromEntries(
+      HEADLINES.flatMap((name) => {
+        const a = pick(first, name);
+        const b = pick(result, name);
+        return a && b !== undefined ? [[name, Math.round((b / a) * 1000) / 1000]] : [];
+      }),
+    ),
+  }));
+  const combined = { runtimes, ratios };
+  const lines = [
+    `runtimes side by side (${runtimes.map((r) => r.node).join(' vs ')}), one stack, one after the other:`,
+    `  ${'figure'.padEnd(34)} ${runtimes.map((r) => r.node.padStart(12)).join(' ')}`,
+    ...HEADLINES.map((name) => `  ${name.padEnd(34)} ${runtimes.map((r) => String(pick(r.result, name) ?? '-').padStart(12)).join(' ')}`),
+  ];
+  process.stderr.write(`${lines.join('\n')}\n`);
+  if (o.flags['json-out']) writeFileSync(o.flags['json-out'], `${JSON.stringify(combined)}\n`);
+  if (o.flags.json) process.stdout.write(`${JSON.stringify(combined)}\n`);
+  else process.stdout.write(`${lines.join('\n')}\n`);
+}
