@@ -37,7 +37,10 @@ done
 
 cd "$here/.."
 # The container engine's packages are `npm run setup`'s (bin/with-engine.sh needs them), not the native stack's.
-if [[ $ready -eq 1 ]]; then OUTBOX_TAIL_SETUP_CONTAINERS=0 bash bin/setup-local-stack.sh; fi
+# Nor are the extra Kafka and Node.js versions of CI's matrix entries (npm run setup fetches them).
+if [[ $ready -eq 1 ]]; then
+  OUTBOX_TAIL_SETUP_CONTAINERS=0 OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS="${OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS-}" bash bin/setup-local-stack.sh
+fi
 bindir=$(node_select)
 export PATH="$bindir:$PATH"
 if [[ $ready -eq 1 ]] && [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then

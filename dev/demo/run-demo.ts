@@ -3,7 +3,8 @@ import { createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { initOutbox } from '../../src/admin/init.js';
 import { packageRoot } from '../../src/admin/package-root.js';
@@ -30,7 +31,7 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
   const client = new pg.Client({ connectionString: stack.databaseUrl });
   let relayExit: Promise<number | null> = Promise.resolve(null);
   let stopRelay = () => {};
-  const kafka = new Kafka({ brokers: stack.brokers, clientId: 'outbox-tail-demo', logLevel: logLevel.NOTHING });
+  const kafka = createKafka({ brokers: stack.brokers, clientId: 'outbox-tail-demo', logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: `demo-${Date.now()}`, maxWaitTimeInMs: 100 });
   try {
     await client.connect();

@@ -1,5 +1,6 @@
 /** Readiness probes shared by all providers. */
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { redactUrl } from '../../src/logging/redact-url.js';
 import { sleep } from './process.js';
@@ -48,7 +49,7 @@ export async function waitForPostgres(url: string, timeoutMs: number): Promise<P
 
 /** One metadata round trip with kafkajs (no retries, short timeouts). */
 export async function probeKafka(brokers: string[], timeoutMs = 3000): Promise<void> {
-  const kafka = new Kafka({
+  const kafka = createKafka({
     clientId: 'outbox-tail-stack-probe',
     brokers,
     logLevel: logLevel.NOTHING,
@@ -93,7 +94,7 @@ export async function waitForKafka(brokers: string[], timeoutMs: number, abort?:
  * "coordinator is loading" at ERROR level for every client that comes too early.
  */
 export async function waitForIdempotentProducer(brokers: string[], timeoutMs: number): Promise<void> {
-  const kafka = new Kafka({
+  const kafka = createKafka({
     clientId: 'outbox-tail-stack-probe',
     brokers,
     logLevel: logLevel.NOTHING,

@@ -1,4 +1,5 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../kafka/create-kafka.js';
 import type { Logger } from 'pino';
 import type { RelayConfig } from '../config/config-schema.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
@@ -8,7 +9,7 @@ import { createOffsetsTopic } from '../sink/offsets-topic.js';
 
 /** `outbox-tail init --delivery exactly-once`: the compacted offsets topic, created if missing (and checked if present). */
 export async function initOffsetsTopic(config: RelayConfig, logger: Logger): Promise<{ topic: string; created: boolean }> {
-  const kafka = new Kafka({
+  const kafka = createKafka({
     ...connectionConfig(kafkaSinkOptions(config, logger)),
     clientId: `${config.clientId}-init`,
     logLevel: logLevel.NOTHING,

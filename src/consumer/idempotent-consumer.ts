@@ -1,4 +1,5 @@
-import { Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
+import { type Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
+import { createKafka } from '../kafka/create-kafka.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
@@ -35,7 +36,7 @@ export function createIdempotentConsumer<P = unknown>(options: IdempotentConsume
 /** kafkajs logs through the consumer's pino logger, at kafkajs's levels. */
 function createKafkaClient(options: Pick<IdempotentConsumerOptions, 'kafka' | 'clientId' | 'groupId' | 'brokers'>, log: Logger): Kafka {
   const kafkaLog = log.child({ component: 'kafkajs' });
-  return new Kafka({
+  return createKafka({
     ...options.kafka,
     clientId: options.clientId ?? `outbox-tail-consumer-${options.groupId}`,
     brokers: options.brokers,

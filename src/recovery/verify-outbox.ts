@@ -1,4 +1,5 @@
-import { Kafka, logLevel, type IHeaders } from 'kafkajs';
+import { logLevel, type IHeaders } from 'kafkajs';
+import { createKafka } from '../kafka/create-kafka.js';
 import type pg from 'pg';
 import type { RelayConfig } from '../config/config-schema.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
@@ -263,7 +264,7 @@ async function readKafkaIds(
   window: TimeWindow,
   insert: (topic: string, ids: string[]) => Promise<void>,
 ): Promise<{ existing: Set<string>; recordsWithoutHeaders: number }> {
-  const kafka = new Kafka({
+  const kafka = createKafka({
     ...connectionConfig(kafkaSinkOptions(config, createLogger('silent'))),
     clientId: `${config.clientId}-verify`,
     logLevel: logLevel.NOTHING,

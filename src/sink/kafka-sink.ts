@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import {
   CompressionTypes,
-  Kafka,
+  type Kafka,
   logLevel as KafkaLogLevel,
   Partitioners,
   type KafkaConfig,
@@ -9,6 +9,7 @@ import {
   type ProducerConfig,
   type SASLOptions,
 } from 'kafkajs';
+import { createKafka } from '../kafka/create-kafka.js';
 import { installFastRecordEncoder } from './kafkajs-record-encoder.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
@@ -82,7 +83,7 @@ export class KafkaSink implements Sink {
   private producer: Producer | null = null;
 
   constructor(private readonly options: KafkaSinkOptions) {
-    this.kafka = new Kafka({
+    this.kafka = createKafka({
       ...connectionConfig(options),
       clientId: options.clientId,
       logLevel: KafkaLogLevel.WARN,
@@ -124,7 +125,7 @@ export class KafkaSink implements Sink {
   async metadata(topics: readonly string[] = []): Promise<ClusterMetadata> {
     // Its own client, quiet and with few retries: the caller (preflight) reports an
     // unreachable cluster itself, at once. An admin never creates topics.
-    const kafka = new Kafka({
+    const kafka = createKafka({
       ...connectionConfig(this.options),
       clientId: `${this.options.clientId}-metadata`,
       logLevel: KafkaLogLevel.NOTHING,

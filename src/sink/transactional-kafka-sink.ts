@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
+import { CompressionTypes, type Kafka, logLevel as KafkaLogLevel, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
+import { createKafka } from '../kafka/create-kafka.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-once/watermark.js';
 import { classifyKafkaError } from '../kafka/kafka-errors.js';
@@ -116,7 +117,7 @@ export class TransactionalKafkaSink implements TransactionalSink {
       txn: null,
       txnStartedAt: 0,
     }));
-    this.kafka = new Kafka({
+    this.kafka = createKafka({
       ...connectionConfig(options),
       clientId: options.clientId,
       logLevel: KafkaLogLevel.WARN,

@@ -1,8 +1,9 @@
 /** Kafka side of the benchmark: topics, end offsets, reading append times back. */
-import { Kafka, logLevel, type Admin, type KafkaMessage } from 'kafkajs';
+import { type Kafka, logLevel, type Admin, type KafkaMessage } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 
 export function benchKafka(brokers: string[], clientId = 'outbox-tail-bench'): Kafka {
-  return new Kafka({ brokers, clientId, logLevel: logLevel.NOTHING });
+  return createKafka({ brokers, clientId, logLevel: logLevel.NOTHING });
 }
 
 /**

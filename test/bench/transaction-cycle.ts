@@ -16,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pino from 'pino';
 import { startStack } from '../../dev/stack/index.js';
 import { Lsn } from '../../src/replication/lsn.js';
@@ -33,7 +34,7 @@ const log = (line: string) => process.stderr.write(`[transaction-cycle] ${line}\
 
 const stack = flags.brokers ? null : await startStack({ log: (l) => log(`  ${l}`) });
 const brokers = flags.brokers?.split(',') ?? stack!.brokers;
-const kafka = new Kafka({ brokers, clientId: 'transaction-cycle', logLevel: logLevel.NOTHING });
+const kafka = createKafka({ brokers, clientId: 'transaction-cycle', logLevel: logLevel.NOTHING });
 const runId = Date.now().toString(36);
 const topic = `transaction-cycle-${runId}`;
 const offsetsTopic = `transaction-cycle-offsets-${runId}`;

@@ -7,7 +7,8 @@
  * `naive` is a negative control built in test code: the same handler with
  * kafkajs alone, no processed-messages table, so replays apply twice.
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { createIdempotentConsumer } from '../../src/consumer/index.js';
 
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   }
   if (mode === 'naive') {
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    const kafka = new Kafka({ brokers, clientId: 'crash-naive-consumer', logLevel: logLevel.NOTHING });
+    const kafka = createKafka({ brokers, clientId: 'crash-naive-consumer', logLevel: logLevel.NOTHING });
     const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, sessionTimeout: 6_000, heartbeatInterval: 500 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });

@@ -7,7 +7,8 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import { cancelOrder, committedEventIdsSql, createOrder, createOrdersTable } from '../../dev/demo/order-app.js';
@@ -25,7 +26,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The offsets topic of an exactly-once run, created as `outbox-tail init` does. */
 async function createCompactedTopic(brokers: string[], topic: string): Promise<void> {
-  const admin = new Kafka({ brokers, clientId: 'crash-offsets', logLevel: logLevel.NOTHING }).admin();
+  const admin = createKafka({ brokers, clientId: 'crash-offsets', logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     await createOffsetsTopic(admin, topic);

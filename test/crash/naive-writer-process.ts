@@ -4,7 +4,8 @@
  * the event is gone. `node --import tsx test/crash/naive-writer-process.ts <firstId> <lastId>`
  * prints `committed <id>` after each COMMIT and `sent <id>` after each ack.
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 
@@ -15,7 +16,7 @@ const topic = process.env.CRASH_TOPIC!;
 async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: process.env.CRASH_DATABASE_URL! });
   await client.connect();
-  const producer = new Kafka({ brokers, clientId: 'crash-naive-writer', logLevel: logLevel.NOTHING }).producer({ idempotent: true, maxInFlightRequests: 1 });
+  const producer = createKafka({ brokers, clientId: 'crash-naive-writer', logLevel: logLevel.NOTHING }).producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   for (let id = first; id <= last; id++) {
     const eventId = randomUUID();

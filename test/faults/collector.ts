@@ -7,7 +7,8 @@
  * counts what Kafka holds, not how often the collector read it. It reads
  * committed records only (kafkajs' default) unless built with readUncommitted.
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 
 export class FaultCollector extends KafkaCollector {
@@ -15,7 +16,7 @@ export class FaultCollector extends KafkaCollector {
 
   /** The topics must exist (created with their config by the caller). */
   override async start(topics: string[]): Promise<this> {
-    const kafka = new Kafka({ brokers: this.brokers, clientId: 'faults-collector', logLevel: logLevel.NOTHING, retry: { retries: 30, maxRetryTime: 2_000 } });
+    const kafka = createKafka({ brokers: this.brokers, clientId: 'faults-collector', logLevel: logLevel.NOTHING, retry: { retries: 30, maxRetryTime: 2_000 } });
     const consumer = kafka.consumer({
       groupId: `faults-collector-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
       maxWaitTimeInMs: 100,

@@ -8,7 +8,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { Lsn } from '../../src/replication/lsn.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
@@ -141,7 +142,7 @@ export class FaultRun {
       await admin.connect();
       await prepareOrderTables(admin, options.source === 'messages' ? 'message' : 'table');
       await createSlot(db.url, slot);
-      const kafkaAdmin = new Kafka({ brokers: fs.brokers, clientId: 'faults-admin', logLevel: logLevel.NOTHING }).admin();
+      const kafkaAdmin = createKafka({ brokers: fs.brokers, clientId: 'faults-admin', logLevel: logLevel.NOTHING }).admin();
       await kafkaAdmin.connect();
       try {
         const logAppendTime = { name: 'message.timestamp.type', value: 'LogAppendTime' };

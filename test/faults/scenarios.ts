@@ -119,10 +119,15 @@ const kafkaKill: Scenario = {
       let recovery = 0;
       const kills = o.quick ? 1 : 3;
       for (let k = 1; k <= kills; k++) {
+        const seen = relay.logs.length;
         await fs.stack.kafka.kill('SIGKILL');
         const down = Date.now();
-        // Down long enough for the relay to fail its sends and retry with backoff.
-        await sleep(4_000);
+        // Down until the relay failed to reach the broker and is retrying with backoff (a kafkajs retry
+        // line, or a session restart), at most 4 s; then at least one more second of retries.
+        await relay
+          .waitForLog((l) => relay.logs.indexOf(l) >= seen && (l.event === 'restart' || (l.component === 'kafka' && Number(l.retryCount) >= 1)), 4_000)
+          .catch(() => undefined);
+        await sleep(1_000);
         const confirmedWhileDown = run.monitor.last()?.confirmed ?? null;
         await fs.stack.kafka.start();
         const healed = Date.now();

@@ -4,7 +4,8 @@
  * writeOutboxEvent.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotentConsumer, pruneProcessedMessages, writeOutboxEvent, type ConsumedEvent, type IdempotentConsumer } from '../../src/consumer/index.js';
@@ -180,7 +181,7 @@ describe('writeOutboxEvent', () => {
   it('an event written with writeOutboxEvent reaches the consumer handler through the relay, fields intact', async () => {
     const aggregateType = uniqueName('roundtrip');
     const topic = `outbox.event.${aggregateType}`;
-    const admin = new Kafka({ brokers: stack.brokers, logLevel: logLevel.NOTHING }).admin();
+    const admin = createKafka({ brokers: stack.brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic }], waitForLeaders: true });
     await admin.disconnect();

@@ -11,7 +11,8 @@
  * then covers the PostgreSQL transaction of lane 1, which no read_committed
  * consumer will ever see (lost at the next start, which skips up to it).
  */
-import { Kafka, logLevel, type Transaction as KafkaTransaction } from 'kafkajs';
+import { type Kafka, logLevel, type Transaction as KafkaTransaction } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
@@ -83,7 +84,7 @@ async function committedKeys(kafka: Kafka, topic: string): Promise<string[]> {
 
 async function heldEndTxnThenFenced(variant: 'correct' | 'no-wait') {
   const stack = getStack();
-  const kafka = new Kafka({ brokers: stack.brokers, clientId: 'eo-sealed', logLevel: logLevel.NOTHING });
+  const kafka = createKafka({ brokers: stack.brokers, clientId: 'eo-sealed', logLevel: logLevel.NOTHING });
   const slot = uniqueName('eo_sealed');
   const topic = `${slot}.order`;
   const offsetsTopic = `${slot}_offsets`;

@@ -1,4 +1,5 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import { describe, expect, it } from 'vitest';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
@@ -57,7 +58,7 @@ describe('startup errors', () => {
 describe('oversized and malformed rows', () => {
   async function smallTopic(type: string): Promise<string> {
     const topic = `outbox.event.${type}`;
-    const admin = new Kafka({ brokers: stack.brokers, logLevel: logLevel.NOTHING }).admin();
+    const admin = createKafka({ brokers: stack.brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic, configEntries: [{ name: 'max.message.bytes', value: '20000' }] }], waitForLeaders: true });
     await admin.disconnect();

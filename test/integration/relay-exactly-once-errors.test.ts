@@ -5,7 +5,8 @@
  * a transactional id that already publishes for another slot
  * (TRANSACTIONAL_ID_CONFLICT). Never a silent start, never a downgrade.
  */
-import kafkajs, { Kafka, logLevel } from 'kafkajs';
+import kafkajs, { logLevel, type Kafka } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import { describe, expect, it } from 'vitest';
 import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import { uniqueName } from '../support/database.js';
@@ -27,7 +28,7 @@ const exactlyOnce = (offsetsTopic: string, extra: Record<string, string> = {}) =
 });
 
 async function withAdmin<T>(body: (admin: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> {
-  const admin = new Kafka({ brokers: stack.brokers, clientId: 'eo-errors', logLevel: logLevel.NOTHING }).admin();
+  const admin = createKafka({ brokers: stack.brokers, clientId: 'eo-errors', logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     return await body(admin);

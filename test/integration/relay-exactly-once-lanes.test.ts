@@ -6,7 +6,8 @@
  * it after the new relay started: it would put records in Kafka behind the
  * new relay's back (duplicates once the new relay publishes the same rows).
  */
-import { Kafka, logLevel, type Transaction } from 'kafkajs';
+import { logLevel, type Transaction } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import { describe, expect, it } from 'vitest';
 import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
@@ -17,7 +18,7 @@ import { createSlot, query } from '../support/slot.js';
 
 const bed = relayTestbed();
 const stack = bed.stack;
-const kafka = () => new Kafka({ brokers: stack.brokers, clientId: 'eo-lanes', logLevel: logLevel.NOTHING });
+const kafka = () => createKafka({ brokers: stack.brokers, clientId: 'eo-lanes', logLevel: logLevel.NOTHING });
 
 /** A predecessor's open Kafka transaction on the second lane, then a relay starts, publishes a row, and the predecessor tries to commit. */
 async function predecessorOnSecondLane(variant?: RelayVariant) {

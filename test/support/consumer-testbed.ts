@@ -1,4 +1,5 @@
-import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import { logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
@@ -62,7 +63,7 @@ export interface ConsumerTestbed {
  */
 export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbed {
   const stack = getStack();
-  const kafka = new Kafka({ brokers: stack.brokers, clientId: options.clientId, logLevel: logLevel.NOTHING });
+  const kafka = createKafka({ brokers: stack.brokers, clientId: options.clientId, logLevel: logLevel.NOTHING });
   const withPayload = options.effectsPayloadColumn ?? false;
   const defaultPayload = options.defaultPayload ?? { n: 1 };
   let db: TestDatabase | undefined;

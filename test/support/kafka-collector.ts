@@ -1,4 +1,5 @@
-import { Kafka, logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
+import { logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 
 export interface CollectedRecord {
   topic: string;
@@ -24,7 +25,7 @@ export class KafkaCollector {
   ) {}
 
   async start(topics: (string | RegExp)[]): Promise<this> {
-    const kafka = new Kafka({ brokers: this.brokers, clientId: 'test-collector', logLevel: logLevel.NOTHING });
+    const kafka = createKafka({ brokers: this.brokers, clientId: 'test-collector', logLevel: logLevel.NOTHING });
     // Topics may not exist yet: create them so the subscription does not miss them.
     const admin = kafka.admin();
     await admin.connect();

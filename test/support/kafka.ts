@@ -1,9 +1,10 @@
 /** Kafka helpers for tests: clients and a collector that reads a topic back. */
-import { Kafka, logLevel, type IHeaders, type KafkaConfig } from 'kafkajs';
+import { type Kafka, logLevel, type IHeaders, type KafkaConfig } from 'kafkajs';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import { uniqueName } from './database.js';
 
 export function kafkaFor(stack: { brokers: string[] }, clientId = 'outbox-tail-test', extra: Partial<KafkaConfig> = {}): Kafka {
-  return new Kafka({ clientId, brokers: stack.brokers, logLevel: logLevel.ERROR, ...extra });
+  return createKafka({ clientId, brokers: stack.brokers, logLevel: logLevel.ERROR, ...extra });
 }
 
 export interface CollectedMessage {
