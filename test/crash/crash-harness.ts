@@ -202,7 +202,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     // Only peeked: what the relay's slot is sent, to tell which straddles really had adjacent commits.
     const witness = `${slot}_w`;
     if (options.straddle) await createSlot(db.url, witness);
-    const hasAggregate = (t: DecodedTxn, id: number) => t.aggregateIds.includes(String(id)) || t.messages.some((m) => m.includes(`"aggregate_id":"${id}"`));
+    const hasAggregate = (t: DecodedTxn, id: number) =>
+      t.aggregateIds.includes(String(id)) || t.messages.some((m) => new RegExp(`"aggregate_id":\\s*"${id}"`).test(m));
 
     const offsetsTopic = `${run}.offsets`;
     if (delivery === 'exactly-once') await createCompactedTopic(options.stack.brokers, offsetsTopic);

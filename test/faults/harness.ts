@@ -12,6 +12,7 @@ import { logLevel } from 'kafkajs';
 import { createKafka } from '../../src/kafka/create-kafka.js';
 import pg from 'pg';
 import { Lsn } from '../../src/replication/lsn.js';
+import { RELAY_HEAP_MB, RELAY_RSS_CEILING_MB } from '../support/relay-memory.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
 import type { CollectedRecord } from '../support/kafka-collector.js';
@@ -193,7 +194,10 @@ export class FaultRun {
   }
 
   startRelay(env: Record<string, string> = {}, variant?: FaultVariant): RelayProcess {
-    const preload: Record<string, string> = variant === 'no-keepalive-confirm' ? { NODE_OPTIONS: `--import ${ROOT}test/faults/no-keepalive-confirm.mjs` } : {};
+    const nodeOptions = [
+      `--max-old-space-size=${RELAY_HEAP_MB}`,
+      ...(variant === 'no-keepalive-confirm' ? [`--import ${ROOT}test/faults/no-keepalive-confirm.mjs`] : []),
+    ];
     // As in the crash suite's control: records wait 2 s to be batched, so a fault always finds some
     // that a relay confirming on receipt has confirmed and Kafka has not acknowledged.
     if (variant === 'confirm-on-receipt') env = { OUTBOX_TAIL_BATCH_MAX_WAIT_MS: '2000', ...env };
@@ -208,7 +212,7 @@ export class FaultRun {
         ...(this.deadLetterTopic ? { OUTBOX_TAIL_DEAD_LETTER_TOPIC: this.deadLetterTopic } : {}),
         ...this.options.relayEnv,
         ...env,
-        ...preload,
+        NODE_OPTIONS: nodeOptions.join(' '),
       },
       ...(variant && variant !== 'no-keepalive-confirm' ? { variant } : {}),
     });
@@ -222,6 +226,15 @@ export class FaultRun {
 
   peakRssMb(): number {
     return Math.max(0, ...this.relays.map((r) => r.peakRssMb()));
+  }
+
+  /** I11: no relay ran out of its capped heap, and none grew past the RSS ceiling (checks named for what they found). */
+  checkMemoryBounded(): number {
+    const oom = this.relays.filter((r) => /heap out of memory|Reached heap limit/.test(r.stderr())).map((r) => r.pid);
+    this.check(`I11 every relay ran within a ${RELAY_HEAP_MB} MB heap (out of memory: ${oom.length ? oom.join(', ') : 'none'})`, oom.length === 0);
+    const peak = this.peakRssMb();
+    this.check(`I11 relay peak RSS ${peak.toFixed(0)} MB < ${RELAY_RSS_CEILING_MB} MB`, peak < RELAY_RSS_CEILING_MB);
+    return peak;
   }
 
   /** `restart` log lines of a relay: the supervisor's reconnects. */

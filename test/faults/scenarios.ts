@@ -324,8 +324,8 @@ const networkCut: Scenario = {
             phases.push(`kafka latency 150 ms for 10 s: recovered ${r.toFixed(1)} s`);
             run.log(phases.at(-1)!);
           }
-          const peak = run.peakRssMb();
-          run.check(`I11 relay RSS bounded: peak ${peak.toFixed(0)} MB (idle ${idleRss.toFixed(0)} MB) < 300 MB`, peak < 300);
+          const peak = run.checkMemoryBounded();
+          run.note(`relay idle RSS ${idleRss.toFixed(0)} MB`);
           const c = await run.settle();
           run.checkCounts(c, { duplicates: 'allowed' });
           run.note(`${phases.join('; ')}; relay peak RSS ${peak.toFixed(0)} MB; session restarts: ${countCodes(run.restarts(relay))}`);
@@ -720,12 +720,7 @@ const bigTransaction: Scenario = {
         `the kill landed in the middle: ${published} of ${ROWS} sent, the slot had not confirmed the transaction`,
         published >= KILL_AT && published < ROWS && confirmedAtKill <= bulkCommit,
       );
-      const peak = run.peakRssMb();
-      // The restarted relay peaks higher in exactly-once mode (268-274 MB at 100,000 rows against 196 MB at
-      // least once) but not with the transaction's size: 205 MB at 50,000 rows and 204 MB at 300,000, so
-      // the bound is the network-cut scenario's, not a figure the size could grow into.
-      const bound = o.delivery === 'exactly-once' ? 300 : 260;
-      run.check(`I11 RSS bounded: peak ${peak.toFixed(0)} MB < ${bound} MB`, peak < bound);
+      const peak = run.checkMemoryBounded();
       const c = await run.settle({ deliveryBoundMs: 300_000 });
       run.checkCounts(c, { duplicates: 'allowed' });
       run.note(

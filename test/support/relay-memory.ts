@@ -1,0 +1,11 @@
+/**
+ * I11 as a live-memory bound: every relay of a fault run and of the big-transaction test runs
+ * with its V8 heap capped at this. The relay keeps at most its in-flight limits of records, so it
+ * needs far less (a 200,000-row transaction ran in 48 MB, exactly-once included); a relay whose limits do not hold, and so holds a large transaction, dies of "heap out of
+ * memory" (test/integration/relay-big-transaction.test.ts shows both). Unlike a bound on RSS, this does
+ * not move with how busy the machine is: RSS of the same bounded relay went from 155-262 MB alone to
+ * 272-360 MB beside three other test files, while its live heap stayed what it was.
+ */
+export const RELAY_HEAP_MB = 80;
+/** Beyond the capped heap (buffers, code, the young generation): a catastrophic leak only. */
+export const RELAY_RSS_CEILING_MB = 500;
