@@ -95,6 +95,8 @@ export interface NativeKafkaOptions {
   advertisedListeners?: Record<string, string>;
   /** Extra arguments for `kafka-storage format` (e.g. --add-scram ...). */
   formatArgs?: string[];
+  /** C1 JIT only and the serial GC: a JVM that starts on less CPU (StartStackOptions.kafkaQuickStart). */
+  quickStart?: boolean;
   readyTimeoutMs: number;
   log: (line: string) => void;
 }
@@ -272,7 +274,16 @@ export class NativeKafka implements ServerControl {
     if (this.pid() !== undefined) throw new Error(`kafka is already running (pid ${this.server?.pid})`);
     const server = await ServerProcess.start(
       this.opts.javaBin,
-      [...this.jvmArgs(['-Xmx512m', '-Xms256m', '-XX:+ExitOnOutOfMemoryError']), 'kafka.Kafka', this.propsFile],
+      [
+        ...this.jvmArgs([
+          '-Xmx512m',
+          '-Xms256m',
+          '-XX:+ExitOnOutOfMemoryError',
+          ...(this.opts.quickStart ? ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'] : []),
+        ]),
+        'kafka.Kafka',
+        this.propsFile,
+      ],
       { cwd: this.root, logFile: this.outFile, pidDir: this.root },
     );
     this.server = server;

@@ -37,8 +37,8 @@ export const POSTGRES_DATABASE = 'outbox_tail';
 
 const DEFAULT_SETTINGS: Record<string, string> = {
   wal_level: 'logical',
-  max_wal_senders: '20',
-  max_replication_slots: '20',
+  max_wal_senders: '64',
+  max_replication_slots: '64',
   max_connections: '200',
   // Throw-away test clusters: the crash tests kill the relay, not Postgres,
   // and a Postgres crash (kill -9, -m immediate) still recovers from the WAL

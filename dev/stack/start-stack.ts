@@ -79,6 +79,7 @@ async function startNativeStack(options: StartStackOptions, env: StackEnv, ready
       extraListeners: options.kafkaExtraListeners,
       advertisedListeners: options.kafkaAdvertisedListeners,
       formatArgs: options.kafkaFormatArgs,
+      ...(options.kafkaQuickStart ? { quickStart: true } : {}),
       readyTimeoutMs,
       log,
     }),

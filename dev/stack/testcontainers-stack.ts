@@ -172,8 +172,8 @@ export async function startTestcontainersStack(opts: {
 
   const pgSettings: Record<string, string> = {
     wal_level: 'logical',
-    max_wal_senders: '20',
-    max_replication_slots: '20',
+    max_wal_senders: '64',
+    max_replication_slots: '64',
     max_connections: '200',
     fsync: 'off',
     synchronous_commit: 'on',

@@ -69,6 +69,12 @@ export interface StartStackOptions {
    * given the proxy stay behind it after the metadata round trip.
    */
   kafkaAdvertisedListeners?: Record<string, string>;
+  /**
+   * Native only: start the broker's JVM for a quick start rather than top speed (C1 JIT only, serial GC).
+   * For stacks whose broker is killed and restarted again and again (the fault suite): a restart then
+   * costs the machine far less CPU. Never for the bench, which measures the broker.
+   */
+  kafkaQuickStart?: boolean;
   /** Native only: extra `kafka-storage format` arguments, e.g. ['--add-scram', 'SCRAM-SHA-256=[name=u,password=p]']. */
   kafkaFormatArgs?: string[];
   /** Progress lines; default: silent. */

@@ -46,6 +46,8 @@ export async function startFaultStack(
     log,
     kafkaExtraListeners: { [RELAY_LISTENER]: 'PLAINTEXT' },
     kafkaAdvertisedListeners: { [RELAY_LISTENER]: kafkaProxy.address },
+    // Its broker is killed and restarted again and again, beside other test files.
+    kafkaQuickStart: true,
     ...(options.postgresSettings ? { postgresSettings: options.postgresSettings } : {}),
     ...(options.kafkaSettings ? { kafkaSettings: options.kafkaSettings } : {}),
   };

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { onTestFinished } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
 
 /** Runs one query on a short-lived connection. */
@@ -14,7 +15,39 @@ export async function query<R extends pg.QueryResultRow = pg.QueryResultRow>(url
 
 export async function createSlot(url: string, slot: string): Promise<Lsn> {
   const [row] = await query<{ lsn: string }>(url, `select lsn::text from pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
+  dropAfterTest(url, slot);
   return Lsn.parse(row!.lsn);
+}
+
+/**
+ * Test files share one server (max_replication_slots 64) and run four at a
+ * time; a slot left until its database is dropped at the end of the file
+ * would let a file with many tests (or retries of a WAL shape) exhaust them.
+ */
+function dropAfterTest(url: string, slot: string): void {
+  try {
+    onTestFinished(() => dropSlot(url, slot));
+  } catch {
+    // Outside a test (beforeAll, npm run crash): the database drop removes it.
+  }
+}
+
+/** Drops a slot if it exists, stopping the walsender that holds it first. */
+export async function dropSlot(url: string, slot: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const [row] = await query<{ pid: number | null }>(url, 'select active_pid as pid from pg_replication_slots where slot_name = $1', [slot]);
+    if (!row) return;
+    if (row.pid !== null) await query(url, 'select pg_terminate_backend($1)', [row.pid]);
+    try {
+      await query(url, 'select pg_drop_replication_slot($1)', [slot]);
+      return;
+    } catch (err) {
+      // 55006 object_in_use: the walsender is still exiting; 42704: already gone.
+      if ((err as { code?: string }).code === '42704') return;
+      if (attempt >= 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 export async function confirmedFlushLsn(url: string, slot: string): Promise<Lsn> {
