@@ -34,6 +34,15 @@ function dropAfterTest(url: string, slot: string): void {
 
 /** Drops a slot if it exists, stopping the walsender that holds it first. */
 export async function dropSlot(url: string, slot: string): Promise<void> {
+  try {
+    await dropSlotOnce(url, slot);
+  } catch (err) {
+    // 3D000: the harness dropped the database (and its slots) already.
+    if ((err as { code?: string }).code !== '3D000') throw err;
+  }
+}
+
+async function dropSlotOnce(url: string, slot: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const [row] = await query<{ pid: number | null }>(url, 'select active_pid as pid from pg_replication_slots where slot_name = $1', [slot]);
     if (!row) return;
