@@ -195,7 +195,7 @@ export class FaultRun {
 
   startRelay(env: Record<string, string> = {}, variant?: FaultVariant): RelayProcess {
     const nodeOptions = [
-      `--max-old-space-size=${RELAY_HEAP_MB}`,
+      `--max-old-space-size=${this.heapMb}`,
       ...(variant === 'no-keepalive-confirm' ? [`--import ${ROOT}test/faults/no-keepalive-confirm.mjs`] : []),
     ];
     // As in the crash suite's control: records wait 2 s to be batched, so a fault always finds some
