@@ -12,7 +12,9 @@ import { peekTransactions, type ShapeAttempt, untilShapeOccurs, waitForInactive 
 // --source messages|both against a real PostgreSQL 15 and Kafka: events written
 // with outbox_tail.emit() (migrations/0003_emit_message.sql) and with
 // writeOutboxEvent(..., { via: 'message' }).
-const bed = relayTestbed();
+// Servers of its own: its tests build exact WAL shapes (adjacent commits) that the WAL of
+// four test files at a time on the shared server kept breaking (5 attempts of 5 missed in CI).
+const bed = relayTestbed({ ownStack: 'relay-messages: WAL shapes' });
 
 async function inTransaction<T>(fn: (c: pg.Client) => Promise<T>, end: 'commit' | 'rollback' = 'commit'): Promise<T> {
   const client = new pg.Client({ connectionString: bed.db.url });
