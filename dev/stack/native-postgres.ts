@@ -32,14 +32,13 @@ import {
   type Guard,
 } from './process.js';
 import type { ServerControl } from './types.js';
+import { POSTGRES_CAPACITY } from './postgres-capacity.js';
 
 export const POSTGRES_DATABASE = 'outbox_tail';
 
 const DEFAULT_SETTINGS: Record<string, string> = {
   wal_level: 'logical',
-  max_wal_senders: '64',
-  max_replication_slots: '64',
-  max_connections: '200',
+  ...POSTGRES_CAPACITY,
   // Throw-away test clusters: the crash tests kill the relay, not Postgres,
   // and a Postgres crash (kill -9, -m immediate) still recovers from the WAL
   // as long as the machine itself does not go down.

@@ -20,6 +20,7 @@ import type { StartedTestContainer } from 'testcontainers';
 import { queryPostgres, waitForIdempotentProducer, waitForKafka, waitForPostgres } from './probe.js';
 import { freePort, isAlive } from './process.js';
 import type { ServerControl, StackHandle } from './types.js';
+import { POSTGRES_CAPACITY } from './postgres-capacity.js';
 
 export const DEFAULT_POSTGRES_IMAGE = 'postgres:17';
 export const DEFAULT_KAFKA_IMAGE = 'confluentinc/cp-kafka:8.1.1';
@@ -172,9 +173,7 @@ export async function startTestcontainersStack(opts: {
 
   const pgSettings: Record<string, string> = {
     wal_level: 'logical',
-    max_wal_senders: '64',
-    max_replication_slots: '64',
-    max_connections: '200',
+    ...POSTGRES_CAPACITY,
     fsync: 'off',
     synchronous_commit: 'on',
     full_page_writes: 'off',

@@ -22,6 +22,7 @@ import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { startRelay, type RelayProcess } from '../support/relay-process.js';
 import { runCli, type CliResult } from '../support/run-cli.js';
+import { POSTGRES_CAPACITY } from '../../dev/stack/postgres-capacity.js';
 
 const PHYSICAL_SLOT = 'standby1';
 const HOST_FROM_CONTAINER = '10.0.2.2';
@@ -75,9 +76,7 @@ async function startStandby(opts: { image: string; primaryPort: number; dbname: 
     hot_standby: 'on',
     hot_standby_feedback: 'on',
     sync_replication_slots: 'on',
-    max_wal_senders: '20',
-    max_replication_slots: '20',
-    max_connections: '200',
+    ...POSTGRES_CAPACITY,
   };
   const script = [
     'set -e',
