@@ -417,6 +417,10 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     }
 
     // --- let everything settle ----------------------------------------------------
+    // The quiet window starts once the last relay streams: a restart under load (a sink thread, four
+    // test files beside it) took longer than the window, and the recount then ran before the relay
+    // had delivered what the last straddle committed (CI, TC PG 18: the correct relay "lost 1").
+    if (writerMode === 'outbox' && relay) await streamingOrExit(relay);
     const committedEvents = await countEvents();
     const createdEvents = await countEvents('OrderCreated');
     const deadline = Date.now() + 120_000;
