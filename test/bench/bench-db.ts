@@ -117,25 +117,7 @@ export async function createSlot(url: string, slot: string): Promise<void> {
   await withClient(url, (c) => c.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]));
 }
 
-export async function dropSlot(url: string, slot: string): Promise<void> {
-  await withClient(url, async (c) => {
-    for (let attempt = 0; attempt < 50; attempt++) {
-      const { rows } = await c.query<{ active_pid: number | null }>('select active_pid from pg_replication_slots where slot_name = $1', [slot]);
-      if (rows.length === 0) return;
-      if (rows[0]!.active_pid !== null) {
-        await c.query('select pg_terminate_backend($1)', [rows[0]!.active_pid]);
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      try {
-        await c.query('select pg_drop_replication_slot($1)', [slot]);
-        return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  });
-}
+export { dropSlot } from '../support/slot.js';
 
 export async function currentWalLsn(client: pg.ClientBase): Promise<Lsn> {
   const { rows } = await client.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');

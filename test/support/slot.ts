@@ -32,30 +32,34 @@ function dropAfterTest(url: string, slot: string): void {
   }
 }
 
-/** Drops a slot if it exists, stopping the walsender that holds it first. */
+/** Drops a slot if it exists, stopping the walsender that holds it first (the bench uses it too). */
 export async function dropSlot(url: string, slot: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
   try {
-    await dropSlotOnce(url, slot);
+    await client.connect();
   } catch (err) {
     // 3D000: the harness dropped the database (and its slots) already.
-    if ((err as { code?: string }).code !== '3D000') throw err;
+    if ((err as { code?: string }).code === '3D000') return;
+    throw err;
   }
-}
-
-async function dropSlotOnce(url: string, slot: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const [row] = await query<{ pid: number | null }>(url, 'select active_pid as pid from pg_replication_slots where slot_name = $1', [slot]);
-    if (!row) return;
-    if (row.pid !== null) await query(url, 'select pg_terminate_backend($1)', [row.pid]);
-    try {
-      await query(url, 'select pg_drop_replication_slot($1)', [slot]);
-      return;
-    } catch (err) {
-      // 55006 object_in_use: the walsender is still exiting; 42704: already gone.
-      if ((err as { code?: string }).code === '42704') return;
-      if (attempt >= 50) throw err;
-      await new Promise((r) => setTimeout(r, 100));
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await client.query<{ pid: number | null }>('select active_pid as pid from pg_replication_slots where slot_name = $1', [slot]);
+      if (rows.length === 0) return;
+      if (rows[0]!.pid !== null) await client.query('select pg_terminate_backend($1)', [rows[0]!.pid]);
+      try {
+        await client.query('select pg_drop_replication_slot($1)', [slot]);
+        return;
+      } catch (err) {
+        // 55006 object_in_use: the walsender is still exiting; 42704: already gone.
+        if ((err as { code?: string }).code === '42704') return;
+        if (attempt >= 50) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 
