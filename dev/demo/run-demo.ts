@@ -12,6 +12,7 @@ import { readSlotStatus } from '../../src/admin/slot-status.js';
 import { createOrder, createOrdersTable, ORDER_AGGREGATE } from './order-app.js';
 import { DEFAULT_OUTBOX_TABLE } from '../../src/outbox/outbox-columns.js';
 import { startStack } from '../stack/index.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const SLOT = 'orders_outbox';
 const PUBLICATION = 'outbox_tail';
@@ -55,7 +56,7 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
     let records = 0;
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic: TOPIC }], waitForLeaders: true });
+    await createTopicsAndWait(admin, [{ topic: TOPIC }]);
     await admin.disconnect();
     await consumer.connect();
     await consumer.subscribe({ topic: TOPIC, fromBeginning: true });

@@ -1,5 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { createTopicsAndWait } from '../kafka/create-topics.js';
 
 // A CommonJS enum: ESM sees it only on the default export.
 const { ConfigResourceTypes } = kafkajs;
@@ -40,6 +41,6 @@ export async function createOffsetsTopic(admin: Admin, topic: string): Promise<b
     await checkOffsetsTopic(admin, topic);
     return false;
   }
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] });
+  await createTopicsAndWait(admin, [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }]);
   return true;
 }

@@ -1,6 +1,7 @@
 /** Kafka side of the benchmark: topics, end offsets, reading append times back. */
 import { type Kafka, logLevel, type Admin, type KafkaMessage } from 'kafkajs';
 import { createKafka } from '../../src/kafka/create-kafka.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 export function benchKafka(brokers: string[], clientId = 'outbox-tail-bench'): Kafka {
   return createKafka({ brokers, clientId, logLevel: logLevel.NOTHING });
@@ -12,10 +13,9 @@ export function benchKafka(brokers: string[], clientId = 'outbox-tail-bench'): K
  * the log, on the same clock as the writer's commit times.
  */
 export async function createTopic(admin: Admin, topic: string, partitions: number): Promise<void> {
-  await admin.createTopics({
-    topics: [{ topic, numPartitions: partitions, replicationFactor: 1, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }],
-    waitForLeaders: true,
-  });
+  await createTopicsAndWait(admin, [
+    { topic, numPartitions: partitions, replicationFactor: 1, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] },
+  ]);
 }
 
 /** Records in the topic: the sum of its partitions' high watermarks (fresh topics start at 0). */

@@ -23,6 +23,7 @@ import { Lsn } from '../../src/replication/lsn.js';
 import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import type { SinkRecord } from '../../src/sink/sink.js';
 import { TransactionalKafkaSink } from '../../src/sink/transactional-kafka-sink.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const { values: flags } = parseArgs({
   options: { cycles: { type: 'string' }, records: { type: 'string' }, warmup: { type: 'string' }, brokers: { type: 'string' } },
@@ -40,7 +41,7 @@ const topic = `transaction-cycle-${runId}`;
 const offsetsTopic = `transaction-cycle-offsets-${runId}`;
 const admin = kafka.admin();
 await admin.connect();
-await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] });
+await createTopicsAndWait(admin, [{ topic, numPartitions: 3 }]);
 await createOffsetsTopic(admin, offsetsTopic);
 await admin.disconnect();
 

@@ -25,6 +25,7 @@ import { outboxRows, recount, type Counts } from './recount.js';
 import { SlotMonitor } from './slot-monitor.js';
 import { committedIdsSql, messageEventRows, prepareOrderTables, SteadyWriter, writerNote, type WriterOptions } from './writer.js';
 import { committedEventIdsSql, type EventVia } from '../../dev/demo/order-app.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -147,17 +148,14 @@ export class FaultRun {
       await kafkaAdmin.connect();
       try {
         const logAppendTime = { name: 'message.timestamp.type', value: 'LogAppendTime' };
-        await kafkaAdmin.createTopics({
-          waitForLeaders: true,
-          topics: [
-            {
-              topic,
-              numPartitions: options.partitions ?? 3,
-              configEntries: [logAppendTime, ...Object.entries(options.topicConfig ?? {}).map(([name, value]) => ({ name, value }))],
-            },
-            ...(dlt ? [{ topic: dlt, numPartitions: 1, configEntries: [logAppendTime] }] : []),
-          ],
-        });
+        await createTopicsAndWait(kafkaAdmin, [
+          {
+            topic,
+            numPartitions: options.partitions ?? 3,
+            configEntries: [logAppendTime, ...Object.entries(options.topicConfig ?? {}).map(([name, value]) => ({ name, value }))],
+          },
+          ...(dlt ? [{ topic: dlt, numPartitions: 1, configEntries: [logAppendTime] }] : []),
+        ]);
         if (options.delivery === 'exactly-once') await createOffsetsTopic(kafkaAdmin, `${run}.offsets`);
       } finally {
         await kafkaAdmin.disconnect();

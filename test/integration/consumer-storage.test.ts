@@ -14,6 +14,7 @@ import { createTestDatabase, uniqueName, type TestDatabase } from '../support/da
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot } from '../support/slot.js';
 import { getStack } from '../support/stack.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const stack = getStack();
 let db: TestDatabase;
@@ -183,7 +184,7 @@ describe('writeOutboxEvent', () => {
     const topic = `outbox.event.${aggregateType}`;
     const admin = createKafka({ brokers: stack.brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic }], waitForLeaders: true });
+    await createTopicsAndWait(admin, [{ topic }]);
     await admin.disconnect();
 
     const slot = uniqueName('slot_consumer');

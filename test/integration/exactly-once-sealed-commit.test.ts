@@ -21,6 +21,7 @@ import type { SinkRecord, WatermarkPosition } from '../../src/sink/sink.js';
 import { laneTransactionalId, TransactionalKafkaSink, type Lane, type TransactionalKafkaSinkOptions } from '../../src/sink/transactional-kafka-sink.js';
 import { uniqueName } from '../support/database.js';
 import { getStack } from '../support/stack.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 /** The real sink, with lane 1's first EndTxn held until release(). */
 class HeldEndTxnSink extends TransactionalKafkaSink {
@@ -90,7 +91,7 @@ async function heldEndTxnThenFenced(variant: 'correct' | 'no-wait') {
   const offsetsTopic = `${slot}_offsets`;
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+  await createTopicsAndWait(admin, [{ topic, numPartitions: 1 }]);
   await createOffsetsTopic(admin, offsetsTopic);
   await admin.disconnect();
 

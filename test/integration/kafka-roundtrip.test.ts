@@ -13,6 +13,7 @@ import type { SinkRecord } from '../../src/sink/sink.js';
 import { uniqueName } from '../support/database.js';
 import { kafkaFor, readTopic } from '../support/kafka.js';
 import { getStack } from '../support/stack.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const logger = pino({ level: 'silent' });
 const PARTITIONS = 3;
@@ -25,7 +26,7 @@ describe('Kafka sinks round trip', () => {
       const admin = kafkaFor(stack, 'kafka-roundtrip').admin();
       await admin.connect();
       try {
-        expect(await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }], waitForLeaders: true })).toBe(true);
+        expect(await createTopicsAndWait(admin, [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }])).toBe(true);
       } finally {
         await admin.disconnect();
       }

@@ -6,6 +6,7 @@ import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, query } from '../support/slot.js';
 import { peekTransactions } from '../support/witness-slot.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const bed = relayTestbed();
 const stack = bed.stack;
@@ -60,7 +61,7 @@ describe('oversized and malformed rows', () => {
     const topic = `outbox.event.${type}`;
     const admin = createKafka({ brokers: stack.brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
-    await admin.createTopics({ topics: [{ topic, configEntries: [{ name: 'max.message.bytes', value: '20000' }] }], waitForLeaders: true });
+    await createTopicsAndWait(admin, [{ topic, configEntries: [{ name: 'max.message.bytes', value: '20000' }] }]);
     await admin.disconnect();
     return topic;
   }

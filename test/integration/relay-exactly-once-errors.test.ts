@@ -14,6 +14,7 @@ import { isStreaming, type RelayProcess } from '../support/relay-process.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, query } from '../support/slot.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 // A CommonJS enum: ESM sees it only on the default export.
 const { ConfigResourceTypes } = kafkajs;
@@ -113,12 +114,7 @@ describe('exactly-once startup errors', () => {
     const slot = uniqueName('eo_delete');
     await createSlot(bed.db.url, slot);
     const offsetsTopic = `${slot}_offsets`;
-    await withAdmin((a) =>
-      a.createTopics({
-        waitForLeaders: true,
-        topics: [{ topic: offsetsTopic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }],
-      }),
-    );
+    await withAdmin((a) => createTopicsAndWait(a, [{ topic: offsetsTopic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }]));
     const r = bed.relay(slot, { env: exactlyOnce(offsetsTopic) });
     const exit = await exitWithin(r, 60_000);
     expect(exit?.code).toBe(1);

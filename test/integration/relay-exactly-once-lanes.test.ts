@@ -15,6 +15,7 @@ import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, query } from '../support/slot.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const bed = relayTestbed();
 const stack = bed.stack;
@@ -30,7 +31,7 @@ async function predecessorOnSecondLane(variant?: RelayVariant) {
   await admin.connect();
   await createOffsetsTopic(admin, offsetsTopic);
   // One partition: the predecessor's open transaction and the relay's records share it (and its last stable offset).
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+  await createTopicsAndWait(admin, [{ topic, numPartitions: 1 }]);
   await admin.disconnect();
 
   const predecessor = kafka().producer({ transactionalId: `outbox-tail-${slot}.2`, idempotent: true, maxInFlightRequests: 1 });

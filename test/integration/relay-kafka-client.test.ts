@@ -10,6 +10,7 @@ import { kafkaFor } from '../support/kafka.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, currentWalLsn, query, waitForConfirmed } from '../support/slot.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 const bed = relayTestbed();
 
@@ -26,7 +27,7 @@ describe('--kafka-client', () => {
       const topic = `outbox.event.${type}`;
       const admin = kafkaFor(bed.stack).admin();
       await admin.connect();
-      await admin.createTopics({ topics: [{ topic, numPartitions: 6 }], waitForLeaders: true });
+      await createTopicsAndWait(admin, [{ topic, numPartitions: 6 }]);
       await admin.disconnect();
       const slot = uniqueName('slot');
       await createSlot(bed.db.url, slot);

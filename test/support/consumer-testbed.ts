@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from './database.js';
 import { getStack } from './stack.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 /** A record as the relay publishes it (src/sink/record-builder.ts). */
 export interface OutboxRecord {
@@ -125,7 +126,7 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
 
     async newTopic(prefix, partitions = 1) {
       const topic = uniqueName(prefix);
-      await bed.admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+      await createTopicsAndWait(bed.admin, [{ topic, numPartitions: partitions }]);
       return topic;
     },
 

@@ -1,5 +1,6 @@
 import { logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
 import { createKafka } from '../../src/kafka/create-kafka.js';
+import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 export interface CollectedRecord {
   topic: string;
@@ -29,7 +30,10 @@ export class KafkaCollector {
     // Topics may not exist yet: create them so the subscription does not miss them.
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ topics: topics.filter((t): t is string => typeof t === 'string').map((topic) => ({ topic })), waitForLeaders: true });
+    await createTopicsAndWait(
+      admin,
+      topics.filter((t): t is string => typeof t === 'string').map((topic) => ({ topic })),
+    );
     await admin.disconnect();
     const consumer = kafka.consumer({
       groupId: `collector-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
