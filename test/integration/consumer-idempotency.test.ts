@@ -215,6 +215,8 @@ describe('consumer groups', () => {
     // Every id twice, keyed so that all three partitions get records; a copy lands where the original did.
     const records = [...unique, ...unique].map((id) => ({ id, key: `order-${unique.indexOf(id) % 10}` }));
     await produce(topic, records);
+    const written = (await bed.admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+    expect(written, 'the test producer wrote each record once').toBe(60);
     const slow = async (...args: Parameters<IdempotentConsumerOptions['handler']>) => {
       await new Promise((r) => setTimeout(r, 30));
       await recordEffect(groupId)(...args);

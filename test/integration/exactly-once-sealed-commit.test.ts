@@ -56,7 +56,7 @@ const position = (lsn: bigint): WatermarkPosition => ({ lsn: Lsn.of(lsn), commit
 
 /** Everything a read_committed consumer sees in `topic` up to a plain end marker written now. */
 async function committedKeys(kafka: Kafka, topic: string): Promise<string[]> {
-  const producer = kafka.producer();
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   await producer.send({ topic, acks: -1, messages: [{ key: 'end-marker', value: 'end' }] });
   await producer.disconnect();

@@ -50,7 +50,7 @@ describe('outbox-tail verify (real Postgres and Kafka)', () => {
     // Rows committed while no relay runs, a record whose id no row has, and a duplicate of a published one.
     const unpublished = (await insert(typeA, 3)).sort();
     const stranger = randomUUID();
-    const producer = kafkaFor(bed.stack).producer();
+    const producer = kafkaFor(bed.stack).producer({ idempotent: true, maxInFlightRequests: 1 }); // a retried send must not add a third copy
     await producer.connect();
     const createdAt = new Date().toISOString().replace('Z', '000Z');
     const [published] = await query<{ id: string }>(bed.db.url, `select id::text from outbox where aggregate_type = $1 limit 1`, [typeB]);

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from './database.js';
 import { getStack } from './stack.js';
+import { captureLogs } from './log-capture.js';
 import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 
 /** A record as the relay publishes it (src/sink/record-builder.ts). */
@@ -72,6 +73,8 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
   let admin: Admin | undefined;
   let producer: Producer | undefined;
   const consumers: IdempotentConsumer[] = [];
+  // The current test's consumer logs (kafkajs's group joins and rebalances included), printed when a wait times out.
+  let logs: Array<{ groupId: string; lines: Array<Record<string, unknown>> }> = [];
 
   beforeAll(async () => {
     db = await createTestDatabase(stack);
@@ -81,11 +84,13 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
     );
     admin = kafka.admin();
     await admin.connect();
-    producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    // Idempotent: a send retried after NOT_LEADER_OR_FOLLOWER on a new topic must not write its records twice (tests count offsets).
+    producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     await producer.connect();
   });
   afterEach(async () => {
     await Promise.all(consumers.splice(0).map((c) => c.stop()));
+    logs = [];
   });
   afterAll(async () => {
     await producer?.disconnect();
@@ -157,7 +162,7 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
     async waitFor(what, predicate, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (!(await predicate())) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${formatLogs(logs)}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
@@ -181,11 +186,15 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
     },
 
     consumer(consumerOptions) {
+      const captured = captureLogs('debug');
+      logs.push({ groupId: consumerOptions.groupId, lines: captured.lines });
       const c = createIdempotentConsumer({
         brokers: stack.brokers,
         database: bed.pool,
         backoff: { initialMs: 20, maxMs: 100 },
         consumer: { maxWaitTimeInMs: 100 },
+        logger: captured.logger,
+        kafka: { logLevel: logLevel.INFO },
         ...consumerOptions,
       });
       consumers.push(c);
@@ -193,4 +202,20 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
     },
   };
   return bed;
+}
+
+/** The last lines each consumer of the test logged, for a timeout's message. */
+function formatLogs(logs: Array<{ groupId: string; lines: Array<Record<string, unknown>> }>): string {
+  return logs
+    .map(({ groupId, lines }, i) => {
+      const tail = lines.slice(-60).map((l) => {
+        const { level, time, msg, component, ...rest } = l;
+        delete rest.pid;
+        delete rest.service;
+        delete rest.groupId;
+        return `  ${String(time)} ${String(level)} ${String(component ?? '')} ${String(msg)} ${JSON.stringify(rest)}`;
+      });
+      return `\nconsumer #${i + 1} (${groupId}), last ${tail.length} of ${lines.length} log lines:\n${tail.join('\n')}`;
+    })
+    .join('');
 }
