@@ -241,7 +241,9 @@ default_kafka=$KAFKA_VERSION
 for v in "$default_kafka" ${OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS-3.9.1}; do fetch_kafka "$v"; done
 KAFKA_VERSION=$default_kafka
 
-log "native stack ready: postgres=$pg_bindir java=$jm kafka=$CACHE_ROOT/kafka-{$KAFKA_VERSION,${OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS-3.9.1}} ($(elapsed "$t_start"))"
+kafka_dirs=$CACHE_ROOT/kafka-$KAFKA_VERSION
+for v in ${OUTBOX_TAIL_EXTRA_KAFKA_VERSIONS-3.9.1}; do kafka_dirs+=" $CACHE_ROOT/kafka-$v"; done
+log "native stack ready: postgres=$pg_bindir java=$jm kafka=$kafka_dirs ($(elapsed "$t_start"))"
 
 # ------------------------------------------------------- containers (Podman)
 bash "$(dirname "$0")/setup-containers.sh"
