@@ -40,7 +40,7 @@ import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } fro
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
 import { nowMs, runWriter, type WriterResult } from './writer.js';
 import { resolveNodeBinary } from '../support/node-binary.js';
-import { compareRuntimes } from './compare-runtimes.js';
+import { compareVariants } from './compare-variants.js';
 import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VARIANTS, type WriteSideVariant } from './write-side.js';
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
 import { matchRecords, type RecordMatch } from './debezium/record-match.js';
@@ -111,7 +111,8 @@ if (flags.help) {
   --profile DIR         run the relay processes with --cpu-prof into DIR
   --poll-interval-ms N  polling baseline's sleep when nothing is unsent (default 10)
   --kafka-client C      kafkajs (default) or platformatic: the relay's --kafka-client, also used by
-                        the Kafka limit and the polling baseline
+                        the Kafka limit and the polling baseline. kafkajs,platformatic runs the whole
+                        bench once per client on one stack, side by side under "kafka_clients"
   --delivery D          at-least-once (default), exactly-once, or both: the relay scenarios (catchup,
                         catchup_batched, big_txn, steady) once per mode, interleaved in the same run
                         (the mode that goes first alternates from scenario to scenario)
@@ -154,7 +155,8 @@ const opts = {
   nodeArgs: (flags['node-args'] ?? SHIPPED_NODE_OPTIONS).split(/\s+/).filter(Boolean),
   profileDir: flags.profile,
   relayNodes: (flags['relay-node'] ?? '').split(',').filter(Boolean),
-  kafkaClient: flags['kafka-client'] ?? 'kafkajs',
+  // A list (kafkajs,platformatic) compares the clients side by side: compareVariants runs one bench per client.
+  kafkaClient: flags['kafka-client']?.includes(',') ? 'kafkajs' : (flags['kafka-client'] ?? 'kafkajs'),
   compare: flags.compare,
   debeziumJavaOpts: (flags['debezium-java-opts'] ?? '').split(/\s+/).filter(Boolean),
   debeziumProps: Object.fromEntries((flags['debezium-prop'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<
@@ -175,7 +177,12 @@ if (flags['compare-first'] !== undefined && !['outbox-tail', 'debezium'].include
   throw new Error('--compare-first must be outbox-tail or debezium');
 /** Who goes first matters a little (page cache, the broker's log segments): run both orders to see how much. */
 const DEBEZIUM_FIRST = flags['compare-first'] === 'debezium';
-if (!['kafkajs', 'platformatic'].includes(opts.kafkaClient)) throw new Error('--kafka-client must be kafkajs or platformatic');
+/** The clients of --kafka-client kafkajs,platformatic, each benched in a run of its own. */
+const KAFKA_CLIENTS = (flags['kafka-client'] ?? 'kafkajs').split(',').filter(Boolean);
+for (const c of KAFKA_CLIENTS)
+  if (!['kafkajs', 'platformatic'].includes(c)) throw new Error('--kafka-client must be kafkajs, platformatic, or both comma separated');
+if (KAFKA_CLIENTS.length > 1 && opts.relayNodes.length > 1)
+  throw new Error('compare one axis at a time: --relay-node with several runtimes, or --kafka-client kafkajs,platformatic');
 type Delivery = 'at-least-once' | 'exactly-once';
 const DELIVERIES: readonly Delivery[] = ['at-least-once', 'exactly-once'];
 const deliveryFlag = flags.delivery ?? 'at-least-once';
@@ -1013,12 +1020,16 @@ async function writeSide(
 
 // ---------------------------------------------------------------- main
 
-/** The relay's node binary when --relay-node names one runtime (several: compareRuntimes runs this bench once per runtime). */
+/** The relay's node binary when --relay-node names one runtime (several: compareVariants runs this bench once per runtime). */
 const RELAY_NODE = opts.relayNodes.length === 1 ? resolveNodeBinary(opts.relayNodes[0]!) : undefined;
 
 async function main(): Promise<void> {
   if (opts.relayNodes.length > 1) {
-    await compareRuntimes({ runtimes: opts.relayNodes.map(resolveNodeBinary), argv: process.argv.slice(2), flags, log });
+    await compareVariants({ axis: 'relay-node', values: opts.relayNodes.map(resolveNodeBinary), argv: process.argv.slice(2), flags, log });
+    return;
+  }
+  if (KAFKA_CLIENTS.length > 1) {
+    await compareVariants({ axis: 'kafka-client', values: KAFKA_CLIENTS, argv: process.argv.slice(2), flags, log });
     return;
   }
   const t0 = Date.now();

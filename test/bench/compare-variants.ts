@@ -1,10 +1,11 @@
 /**
- * `npm run bench -- --relay-node 24,/usr/bin/node [...]`: the whole bench once
- * per Node.js runtime of the relay, one after the other on one stack (started
- * here unless --database-url/--brokers name one), each in a bench process of
- * its own with --relay-node set to that runtime alone. The JSON object has
- * every runtime's result under `runtimes`, and under `ratios` each headline
- * figure of a runtime divided by the first runtime's.
+ * `npm run bench -- --relay-node 24,/usr/bin/node [...]` or
+ * `--kafka-client kafkajs,platformatic`: the whole bench once per value of that
+ * axis (the relay's Node.js runtime, or its Kafka client), one after the other
+ * on one stack (started here unless --database-url/--brokers name one), each in
+ * a bench process of its own with the flag set to that value alone. The JSON
+ * object has every value's result under `runtimes` (or `kafka_clients`), and
+ * under `ratios` each headline figure divided by the first value's.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -12,7 +13,9 @@ import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import { ROOT } from './bench-process.js';
 
 interface Options {
-  runtimes: string[];
+  /** The flag compared, and its values in the order they run. */
+  axis: 'relay-node' | 'kafka-client';
+  values: string[];
   /** This bench's own arguments, to pass on. */
   argv: string[];
   flags: { json?: boolean; 'json-out'?: string; 'database-url'?: string; brokers?: string };
@@ -70,23 +73,24 @@ function pick(result: unknown, path: string): number | undefined {
   return typeof v === 'number' ? v : undefined;
 }
 
-export async function compareRuntimes(o: Options): Promise<void> {
+export async function compareVariants(o: Options): Promise<void> {
   let stack: StackHandle | null = null;
   let url = o.flags['database-url'];
   let brokers = o.flags.brokers;
   if (!url || !brokers) {
-    o.log('starting one local stack for every runtime');
+    o.log(`starting one local stack for every ${o.axis} value`);
     stack = await startStack({ log: (l) => o.log(`  ${l}`) });
     url = stack.databaseUrl;
     brokers = stack.brokers.join(',');
   }
   const runtimes: Array<{ node: string; result: Record<string, unknown> }> = [];
   try {
-    const base = without(o.argv, ['relay-node', 'json', 'json-out', 'database-url', 'brokers']);
-    for (const node of o.runtimes) {
-      o.log(`runtime ${node}`);
-      const result = await runOnce([...base, '--json', '--relay-node', node, '--database-url', url, '--brokers', brokers], o.log);
-      runtimes.push({ node: String((result.env as { relay_node?: string } | undefined)?.relay_node ?? node), result });
+    const base = without(o.argv, [o.axis, 'json', 'json-out', 'database-url', 'brokers']);
+    for (const value of o.values) {
+      o.log(`${o.axis} ${value}`);
+      const result = await runOnce([...base, '--json', `--${o.axis}`, value, '--database-url', url, '--brokers', brokers], o.log);
+      const label = o.axis === 'relay-node' ? (result.env as { relay_node?: string } | undefined)?.relay_node : undefined;
+      runtimes.push({ node: String(label ?? value), result });
     }
   } finally {
     await stack?.stop().catch(() => undefined);
@@ -103,9 +107,9 @@ export async function compareRuntimes(o: Options): Promise<void> {
       }),
     ),
   }));
-  const combined = { runtimes, ratios };
+  const combined = o.axis === 'relay-node' ? { runtimes, ratios } : { kafka_clients: runtimes, ratios };
   const lines = [
-    `runtimes side by side (${runtimes.map((r) => r.node).join(' vs ')}), one stack, one after the other:`,
+    `${o.axis === 'relay-node' ? 'runtimes' : 'Kafka clients'} side by side (${runtimes.map((r) => r.node).join(' vs ')}), one stack, one after the other:`,
     `  ${'figure'.padEnd(34)} ${runtimes.map((r) => r.node.padStart(12)).join(' ')}`,
     ...HEADLINES.map((name) => `  ${name.padEnd(34)} ${runtimes.map((r) => String(pick(r.result, name) ?? '-').padStart(12)).join(' ')}`),
   ];
