@@ -179,16 +179,25 @@ export async function startTestcontainersStack(opts: {
     full_page_writes: 'off',
     ...opts.postgresSettings,
   };
-  const pgPort = await freePort();
-  const kafkaPort = await freePort();
+  // Host ports are fixed before the containers start (the broker advertises
+  // its own), so another process can take one between freePort() and the
+  // bind: each attempt picks new ones, and a bind failure is retried.
+  let pgPort = 0;
+  let kafkaPort = 0;
   // Container ports from 9095 on: 9092 (BROKER), 9093 (PLAINTEXT) and 9094
   // (CONTROLLER) are KafkaContainer's.
-  const extraListeners: { name: string; containerPort: number; hostPort: number; advertised: string }[] = [];
-  for (const [i, name] of (opts.kafkaExtraListeners ?? []).entries()) {
-    let hostPort = await freePort();
-    while ([pgPort, kafkaPort, ...extraListeners.map((l) => l.hostPort)].includes(hostPort)) hostPort = await freePort();
-    extraListeners.push({ name, containerPort: 9095 + i, hostPort, advertised: opts.kafkaAdvertisedListeners?.[name] ?? `127.0.0.1:${hostPort}` });
-  }
+  let extraListeners: { name: string; containerPort: number; hostPort: number; advertised: string }[] = [];
+  const pickPorts = async () => {
+    pgPort = await freePort();
+    kafkaPort = await freePort();
+    while (kafkaPort === pgPort) kafkaPort = await freePort();
+    extraListeners = [];
+    for (const [i, name] of (opts.kafkaExtraListeners ?? []).entries()) {
+      let hostPort = await freePort();
+      while ([pgPort, kafkaPort, ...extraListeners.map((l) => l.hostPort)].includes(hostPort)) hostPort = await freePort();
+      extraListeners.push({ name, containerPort: 9095 + i, hostPort, advertised: opts.kafkaAdvertisedListeners?.[name] ?? `127.0.0.1:${hostPort}` });
+    }
+  };
   const labels = { [OWNER_LABEL]: String(process.pid) };
 
   // PostgreSqlContainer's default wait needs a health check; ours does not.
@@ -236,45 +245,57 @@ export async function startTestcontainersStack(opts: {
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   };
-  try {
-    const kafkaEnv: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.kafkaSettings ?? {})) kafkaEnv[confluentEnvName(k)] = v;
-    const started = await Promise.allSettled([
-      new LoopbackPostgres(images.postgres)
-        .withDatabase('outbox_tail')
-        .withUsername('postgres')
-        .withPassword('postgres')
-        .withLabels(labels)
-        .withNetworkMode(opts.networkMode ?? 'bridge')
-        .withExposedPorts({ container: POSTGRES_CONTAINER_PORT, host: pgPort })
-        .withWaitStrategy(Wait.forAll([Wait.forListeningPorts(), Wait.forLogMessage(/database system is ready to accept connections/, 2)]))
-        .withStartupTimeout(opts.readyTimeoutMs)
-        .withCommand(['postgres', ...Object.entries(pgSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`])])
-        .start(),
-      new LoopbackKafka(images.kafka)
-        .withKraft()
-        .withLabels(labels)
-        .withNetworkMode(opts.networkMode ?? 'bridge')
-        .withStartupTimeout(opts.readyTimeoutMs)
-        .withEnvironment({
-          KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'true',
-          KAFKA_NUM_PARTITIONS: '1',
-          KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1',
-          ...kafkaEnv,
-        })
-        .start(),
-    ]);
-    if (started[0].status === 'fulfilled') pgContainer = started[0].value;
-    if (started[1].status === 'fulfilled') kafkaContainer = started[1].value;
-    const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed.length > 0) throw new Error(failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; '));
-  } catch (err) {
-    await stopAll().catch(() => undefined);
-    throw new Error(
-      `testcontainers stack failed to start (images ${images.postgres}, ${images.kafka}): ${(err as Error).message}. ` +
-        'Without a Docker engine, run `npm run setup` (as root) and use the private engine: bin/with-engine.sh <command> (docs/containers.md).',
-      { cause: err },
-    );
+  for (let attempt = 1; ; attempt++) {
+    await pickPorts();
+    try {
+      const kafkaEnv: Record<string, string> = {};
+      for (const [k, v] of Object.entries(opts.kafkaSettings ?? {})) kafkaEnv[confluentEnvName(k)] = v;
+      const started = await Promise.allSettled([
+        new LoopbackPostgres(images.postgres)
+          .withDatabase('outbox_tail')
+          .withUsername('postgres')
+          .withPassword('postgres')
+          .withLabels(labels)
+          .withNetworkMode(opts.networkMode ?? 'bridge')
+          .withExposedPorts({ container: POSTGRES_CONTAINER_PORT, host: pgPort })
+          .withWaitStrategy(Wait.forAll([Wait.forListeningPorts(), Wait.forLogMessage(/database system is ready to accept connections/, 2)]))
+          .withStartupTimeout(opts.readyTimeoutMs)
+          .withCommand(['postgres', ...Object.entries(pgSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`])])
+          .start(),
+        new LoopbackKafka(images.kafka)
+          .withKraft()
+          .withLabels(labels)
+          .withNetworkMode(opts.networkMode ?? 'bridge')
+          .withStartupTimeout(opts.readyTimeoutMs)
+          .withEnvironment({
+            KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'true',
+            KAFKA_NUM_PARTITIONS: '1',
+            KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: '1',
+            ...kafkaEnv,
+          })
+          .start(),
+      ]);
+      if (started[0].status === 'fulfilled') pgContainer = started[0].value;
+      if (started[1].status === 'fulfilled') kafkaContainer = started[1].value;
+      const failed = started.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed.length > 0) throw new Error(failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; '));
+      break;
+    } catch (err) {
+      await stopAll().catch(() => undefined);
+      pgContainer = undefined;
+      kafkaContainer = undefined;
+      if (attempt < 3 && /address already in use/i.test((err as Error).message)) {
+        opts.log(
+          `a host port was taken before the containers bound it (${(err as Error).message.slice(0, 160)}); retrying with new ports (attempt ${attempt + 1} of 3)`,
+        );
+        continue;
+      }
+      throw new Error(
+        `testcontainers stack failed to start (images ${images.postgres}, ${images.kafka}): ${(err as Error).message}. ` +
+          'Without a Docker engine, run `npm run setup` (as root) and use the private engine: bin/with-engine.sh <command> (docs/containers.md).',
+        { cause: err },
+      );
+    }
   }
   const pgC = pgContainer!;
   const kC = kafkaContainer!;
