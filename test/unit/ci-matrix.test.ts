@@ -50,10 +50,31 @@ describe('the CI matrix (.ci/run)', () => {
     expect(apart).toEqual([]);
   });
 
-  it('is the table the README shows', () => {
-    const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-    const block = /<!-- ci-matrix:begin -->\n([\s\S]*?)\n<!-- ci-matrix:end -->/.exec(readme);
-    expect(block, 'README.md has no <!-- ci-matrix:begin --> ... <!-- ci-matrix:end --> block').not.toBeNull();
+  it('is the table docs/testing.md shows', () => {
+    const page = readFileSync(`${ROOT}docs/testing.md`, 'utf8');
+    const block = /<!-- ci-matrix:begin -->\n([\s\S]*?)\n<!-- ci-matrix:end -->/.exec(page);
+    expect(block, 'docs/testing.md has no <!-- ci-matrix:begin --> ... <!-- ci-matrix:end --> block').not.toBeNull();
     expect(block![1]!.trim()).toBe(printed);
+  });
+
+  it('runs exactly the Node.js, PostgreSQL and Kafka versions the README lists as supported', () => {
+    const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+    const block = /<!-- supported-versions:begin -->\n([\s\S]*?)\n<!-- supported-versions:end -->/.exec(readme);
+    expect(block, 'README.md has no <!-- supported-versions:begin --> ... <!-- supported-versions:end --> block').not.toBeNull();
+    const supported = new Map(
+      block![1]!
+        .split('\n')
+        .slice(2)
+        .map((line) => line.split('|').map((c) => c.trim()))
+        .map((cells) => [cells[1]!, cells[2]!.split(',').map((v) => v.trim())] as const),
+    );
+    // The version a matrix cell names, without what it adds ("15 (native)", "24 (image)").
+    const ran = (axis: Axis) => [...new Set(rows.flatMap((r) => r.values[axis]).map((v) => v.replace(/\s*\(.*\)$/, '')))].sort();
+    const listed = (component: string) => [...(supported.get(component) ?? [])].sort();
+    expect({ 'Node.js': listed('Node.js'), PostgreSQL: listed('PostgreSQL'), Kafka: listed('Kafka') }).toEqual({
+      'Node.js': ran('Node.js'),
+      PostgreSQL: ran('PostgreSQL'),
+      Kafka: ran('Kafka'),
+    });
   });
 });
