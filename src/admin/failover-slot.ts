@@ -14,7 +14,7 @@ export async function requireFailoverSupport(client: pg.ClientBase, where?: stri
     'FAILOVER_SLOT_UNSUPPORTED',
     `--failover-slot needs PostgreSQL 17 or later, but the server${where ? ` at ${where}` : ''} is PostgreSQL ${row.version} (server_version_num ${row.num}): it has no failover slots`,
     {
-      hint: 'upgrade the server to PostgreSQL 17+, or create the slot without --failover-slot (OUTBOX_TAIL_FAILOVER_SLOT=false); a slot on an older primary is not kept by standbys, so after a failover the relay halts with SLOT_MISSING (README, Failover slots)',
+      hint: 'upgrade the server to PostgreSQL 17+, or create the slot without --failover-slot (OUTBOX_TAIL_FAILOVER_SLOT=false); a slot on an older primary is not kept by standbys, so after a failover the relay halts with SLOT_MISSING (docs/operations.md, Failover slots)',
       exitCode: EXIT.PREFLIGHT,
     },
   );

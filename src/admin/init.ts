@@ -55,7 +55,7 @@ export async function initOutbox(
     if (config.failoverSlot && failover === false) {
       warnings.push(
         `slot ${config.slot} exists with failover = false; --failover-slot applies when the slot is created: with no relay on it, ` +
-          `ALTER_REPLICATION_SLOT ${config.slot} (FAILOVER true) on a replication connection, e.g. psql "dbname=... replication=database" (README, Failover slots)`,
+          `ALTER_REPLICATION_SLOT ${config.slot} (FAILOVER true) on a replication connection, e.g. psql "dbname=... replication=database" (docs/operations.md, Failover slots)`,
       );
     }
   }

@@ -149,7 +149,7 @@ async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: 
       throw fail(
         'SLOT_MISSING',
         `replication slot ${slot} does not exist`,
-        `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (README runbook)`,
+        `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (docs/operations.md, Runbook)`,
       );
     }
     const created = await createSlot(client, slot, { failover: config.failoverSlot, where: describeTarget(config) });
@@ -178,7 +178,7 @@ async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: 
     throw fail(
       'SLOT_INVALIDATED',
       `replication slot ${slot} is invalidated (wal_status = lost): WAL it needed was removed and events may be lost`,
-      'follow the README runbook "slot invalidated": create a new slot and re-publish from the outbox table',
+      'follow the runbook "Slot invalidated" (docs/operations.md): create a new slot and re-publish from the outbox table',
       EXIT.SLOT_LOST,
     );
   }

@@ -42,6 +42,6 @@ export async function warnOnMissingStandbySlots(client: pg.Client, slot: string,
   if (!problem) return;
   log.warn(
     { event: 'synchronized-standby-slots-missing', missing: problem.missing, setting: problem.setting },
-    `synchronized_standby_slots = '${problem.setting}' names ${problem.missing.join(', ')}, which ${problem.missing.length > 1 ? 'are' : 'is'} not a physical slot on this server: PostgreSQL holds back every change of failover slot ${slot} until it exists and confirms. After a promotion, point synchronized_standby_slots at the new standby's slot or ALTER SYSTEM RESET synchronized_standby_slots; SELECT pg_reload_conf() (README, Failover slots)`,
+    `synchronized_standby_slots = '${problem.setting}' names ${problem.missing.join(', ')}, which ${problem.missing.length > 1 ? 'are' : 'is'} not a physical slot on this server: PostgreSQL holds back every change of failover slot ${slot} until it exists and confirms. After a promotion, point synchronized_standby_slots at the new standby's slot or ALTER SYSTEM RESET synchronized_standby_slots; SELECT pg_reload_conf() (docs/operations.md, Failover slots)`,
   );
 }

@@ -22,7 +22,7 @@ const TLS_CODES = new Set([
 ]);
 
 export const STANDBY_HINT =
-  'point the relay at the primary; a failover slot synchronized to this standby (PostgreSQL 17+, pg_replication_slots.synced) streams once the standby is promoted, so retrying is right (README, Failover slots)';
+  'point the relay at the primary; a failover slot synchronized to this standby (PostgreSQL 17+, pg_replication_slots.synced) streams once the standby is promoted, so retrying is right (docs/operations.md, Failover slots)';
 
 /**
  * Classifies a pg / replication error by SQLSTATE or errno where it enters.
@@ -42,7 +42,7 @@ export function classifyPgError(error: unknown, where: string, slot?: string): O
         'SLOT_MISSING',
         text,
         opts({
-          hint: `create the slot (outbox-tail init, or --create-slot) or check --slot; if it was dropped, events since may be lost: see the README runbook`,
+          hint: `create the slot (outbox-tail init, or --create-slot) or check --slot; if it was dropped, events since may be lost: see the runbook in docs/operations.md`,
           exitCode: EXIT.PREFLIGHT,
         }),
       );
@@ -56,7 +56,7 @@ export function classifyPgError(error: unknown, where: string, slot?: string): O
         'SLOT_INVALIDATED',
         text,
         opts({
-          hint: `slot ${slot ?? ''} can no longer stream (invalidated, e.g. by max_slot_wal_keep_size): events may be lost; follow the README runbook "slot invalidated" to move to a new slot`,
+          hint: `slot ${slot ?? ''} can no longer stream (invalidated, e.g. by max_slot_wal_keep_size): events may be lost; follow the runbook "Slot invalidated" (docs/operations.md) to move to a new slot`,
           exitCode: EXIT.SLOT_LOST,
         }),
       );

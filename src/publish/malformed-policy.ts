@@ -42,7 +42,7 @@ function malformedMessageError(row: MalformedRow, message: NonNullable<Malformed
     'MALFORMED_MESSAGE',
     `${where} is malformed: ${row.reason} (commit LSN ${Lsn.format(row.txn.commitLsn)}); the slot is not confirmed past it`,
     {
-      hint: 'fix the writer (README.md, "Message content format"), or run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
+      hint: 'fix the writer (docs/table-less-source.md, "Message content format"), or run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
       exitCode: EXIT.BAD_INPUT,
     },
   );

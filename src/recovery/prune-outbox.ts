@@ -63,7 +63,7 @@ export async function pruneOutbox(client: pg.Client, config: RelayConfig, option
   }
   if (slot.catalog_xmin === null || slot.wal_status === 'lost') {
     throw new OutboxTailError('SLOT_INVALIDATED', `prune: slot ${options.slot} is invalidated: which rows the relay published is unknown, so none is pruned`, {
-      hint: 'recover first (see the README, "Recovering a lost slot"); then prune',
+      hint: 'recover first (outbox-tail recover, docs/verify-replay-recover-prune.md); then prune',
       exitCode: EXIT.SLOT_LOST,
     });
   }

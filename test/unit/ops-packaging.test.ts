@@ -265,7 +265,9 @@ describe('the published package', () => {
     expect(files).toContain('bin/outbox-tail.js');
     expect(files).toContain('migrations/0001_outbox.sql');
     expect(files).toContain('CHANGELOG.md');
-    const outside = files.filter((f) => !/^(dist\/src\/.+|migrations\/\d{4}_[a-z_]+\.sql|bin\/outbox-tail\.js|README\.md|CHANGELOG\.md|package\.json|LICENSE)$/.test(f));
+    const outside = files.filter(
+      (f) => !/^(dist\/src\/.+|migrations\/\d{4}_[a-z_]+\.sql|bin\/outbox-tail\.js|README\.md|CHANGELOG\.md|package\.json|LICENSE)$/.test(f),
+    );
     expect(outside).toEqual([]);
     expect(files.filter((f) => /(^|\/)(stack|demo|test|dev)\//.test(f) || f.endsWith('.sh'))).toEqual([]);
   });
