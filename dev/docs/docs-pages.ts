@@ -8,8 +8,8 @@ import { DEPRECATED_OPTIONS, optionSpecs, type ConfigObjectSchema } from '../../
 import { registerConsumerMetrics, type ConsumerStatsLike } from '../../src/observability/consumer-metrics.js';
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
 import { RelayStats } from '../../src/relay/relay-stats.js';
-import { renderConfigurationPage } from './configuration-page.js';
-import { renderMetricsPage } from './metrics-page.js';
+import { renderConfigurationPage, type ConfigurationPageInput } from './configuration-page.js';
+import { renderMetricsPage, type MetricsPageInput } from './metrics-page.js';
 
 /** The repository root: every path below is relative to it. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,37 +37,37 @@ const CONSUMER_STATS: Required<ConsumerStatsLike> = {
   state: 'idle',
 };
 
-/**
- * The generated reference pages as they should be now, built from the code:
- * the config schema and the command table, and the metric registries created
- * as the relay and the consumer create them (no server, no connection).
- */
-export function docsPages(): GeneratedPage[] {
+/** What docs/configuration.md is made of: the config schema, the deprecated names, the command table, the template. */
+export function configurationPageInput(): ConfigurationPageInput {
+  return {
+    template: read(CONFIGURATION_TEMPLATE),
+    sources: ['src/config/config-schema.ts', 'src/config/options.ts', 'src/cli/command-options.ts', CONFIGURATION_TEMPLATE],
+    options: optionSpecs(configSchema.in as unknown as ConfigObjectSchema),
+    deprecated: DEPRECATED_OPTIONS,
+    configFileOption: CONFIG_FILE_OPTION,
+    commands: COMMANDS,
+  };
+}
+
+/** What docs/metrics.md is made of: the registries as the relay and the consumer fill them (no server, no connection), the template. */
+export function metricsPageInput(): MetricsPageInput {
   const relay = new Registry();
   createRelayMetrics(relay, new RelayStats());
   const consumer = new Registry();
   registerConsumerMetrics(consumer, CONSUMER_STATS);
+  return {
+    template: read(METRICS_TEMPLATE),
+    sources: ['src/observability/relay-metrics.ts', 'src/observability/consumer-metrics.ts', METRICS_TEMPLATE],
+    relay,
+    consumer,
+  };
+}
+
+/** The generated reference pages as they should be now, built from the code. */
+export function docsPages(): GeneratedPage[] {
   return [
-    {
-      path: 'docs/configuration.md',
-      content: renderConfigurationPage({
-        template: read(CONFIGURATION_TEMPLATE),
-        sources: ['src/config/config-schema.ts', 'src/config/options.ts', 'src/cli/command-options.ts', CONFIGURATION_TEMPLATE],
-        options: optionSpecs(configSchema.in as unknown as ConfigObjectSchema),
-        deprecated: DEPRECATED_OPTIONS,
-        configFileOption: CONFIG_FILE_OPTION,
-        commands: COMMANDS,
-      }),
-    },
-    {
-      path: 'docs/metrics.md',
-      content: renderMetricsPage({
-        template: read(METRICS_TEMPLATE),
-        sources: ['src/observability/relay-metrics.ts', 'src/observability/consumer-metrics.ts', METRICS_TEMPLATE],
-        relay,
-        consumer,
-      }),
-    },
+    { path: 'docs/configuration.md', content: renderConfigurationPage(configurationPageInput()) },
+    { path: 'docs/metrics.md', content: renderMetricsPage(metricsPageInput()) },
   ];
 }
 
