@@ -238,6 +238,7 @@ async function pruneCommand(argv: Record<string, unknown>): Promise<number> {
 
 async function recoverCommand(argv: Record<string, unknown>): Promise<number> {
   const config = toRunConfig(loadConfig(argv, process.env));
+  if (argv.margin !== undefined) process.stderr.write('outbox-tail: warning: --margin is deprecated: use --recover-margin-ms (milliseconds)\n');
   const options = {
     sinceMs: argv.since === undefined ? null : parseTime('since', argv.since as string),
     // --margin (a duration, deprecated) still wins over --recover-margin-ms when given.
