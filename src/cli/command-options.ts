@@ -17,7 +17,7 @@ export interface CommandSpec {
 export const CONFIG_FILE_OPTION = {
   flag: 'config',
   env: 'OUTBOX_TAIL_CONFIG',
-  options: { type: 'string', describe: 'JSON or YAML config file (keys: the option names, camelCase or kebab-case)', group: 'Config file' },
+  options: { type: 'string', describe: 'JSON or YAML config file (keys: the option names, camelCase or kebab-case)', group: 'Config file:' },
 } as const satisfies { flag: string; env: string; options: Options };
 
 const json: Options = { type: 'boolean', describe: 'print one JSON object' };
