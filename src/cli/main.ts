@@ -2,10 +2,21 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { initOutbox, type InitResult } from '../admin/init.js';
 import { initOffsetsTopic } from '../admin/init-offsets-topic.js';
+import { packageVersion } from '../admin/package-version.js';
 import { createLogger } from '../logging/create-logger.js';
 import { readSlotStatus } from '../admin/slot-status.js';
-import { configDefaults, type RelayConfig } from '../config/config-schema.js';
-import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey } from '../config/options.js';
+import type { RelayConfig } from '../config/config-schema.js';
+import {
+  DEPRECATED_OPTIONS,
+  deprecatedKeys,
+  envName,
+  flagName,
+  keysByGroup,
+  OPTIONS,
+  optionKeys,
+  type DeprecatedKey,
+  type OptionKey,
+} from '../config/options.js';
 import { resolveConfig } from '../config/resolve-config.js';
 import { toRunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
@@ -15,25 +26,29 @@ import { pruneOutbox } from '../recovery/prune-outbox.js';
 import { recoverSlot } from '../recovery/recover-slot.js';
 import { replayOutbox } from '../recovery/replay-outbox.js';
 import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
+import { COMMANDS, CONFIG_FILE_OPTION, type CommandSpec } from './command-options.js';
 import { runDaemon } from './run-daemon.js';
 
-const DEFAULTS: Readonly<Record<string, unknown>> = configDefaults;
-
-/** Declares every config option on a command; no yargs defaults, so precedence stays in resolveConfig. */
+/** Declares every config option on a command, by group; no yargs defaults, so precedence stays in resolveConfig. */
 function withConfigOptions<T>(y: Argv<T>): Argv<T> {
-  let out: Argv<T> = y.option('config', { type: 'string', describe: `JSON or YAML config file [env: OUTBOX_TAIL_CONFIG]`, group: 'Config file' }) as Argv<T>;
-  for (const key of optionKeys) {
-    const spec = OPTIONS[key];
-    const envs = [envName(key), ...(spec.aliasesEnv ?? [])].join(', ');
-    const def =
-      DEFAULTS[key] === undefined ? '' : ` [default: ${Array.isArray(DEFAULTS[key]) ? (DEFAULTS[key] as string[]).join(',') : String(DEFAULTS[key])}]`;
-    out = out.option(flagName(key), {
-      // Comma lists stay strings: the schema splits them, whichever source they come from.
-      type: spec.type === 'array' ? 'string' : spec.type,
-      describe: `${spec.describe}${def} [env: ${envs}]`,
-      group: `${spec.group}:`,
-      ...(spec.choices ? { choices: spec.choices } : {}),
-    }) as Argv<T>;
+  let out: Argv<T> = y.option(CONFIG_FILE_OPTION.flag, {
+    ...CONFIG_FILE_OPTION.options,
+    describe: `${CONFIG_FILE_OPTION.options.describe} [env: ${CONFIG_FILE_OPTION.env}]`,
+  }) as Argv<T>;
+  for (const [group, keys] of keysByGroup(OPTIONS)) {
+    for (const key of keys) {
+      const spec = OPTIONS[key];
+      const envs = [envName(key), ...(spec.aliasesEnv ?? [])].join(', ');
+      const def = spec.default === undefined ? '' : ` [default: ${Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default)}]`;
+      const range = spec.max === undefined ? '' : ` [range: ${spec.min ?? ''}-${spec.max}]`;
+      out = out.option(flagName(key), {
+        // Comma lists stay strings: the schema splits them, whichever source they come from.
+        type: spec.type === 'array' ? 'string' : spec.type,
+        describe: `${spec.describe}${def}${range} [env: ${envs}]`,
+        group: `${group}:`,
+        ...(spec.choices && spec.type !== 'array' ? { choices: spec.choices } : {}),
+      }) as Argv<T>;
+    }
   }
   for (const key of deprecatedKeys) {
     const { spec, replacement } = DEPRECATED_OPTIONS[key];
@@ -47,11 +62,10 @@ function withConfigOptions<T>(y: Argv<T>): Argv<T> {
   return out;
 }
 
-/** --from and --to of the commands that work on a window of creation times (verify, replay). */
-function withWindowOptions<T>(y: Argv<T>) {
-  return y
-    .option('from', { type: 'string', demandOption: true, describe: 'window start: a time with a zone (2026-12-01T12:00:00Z) or a span back from now (2h)' })
-    .option('to', { type: 'string', describe: 'window end, excluded [default: now]' });
+/** A command as COMMANDS (command-options.ts) declares it: the config options plus its own. */
+function command<T>(y: Argv<T>, name: keyof typeof COMMANDS, run: (argv: Record<string, unknown>) => Promise<void>): Argv<T> {
+  const spec: CommandSpec = COMMANDS[name];
+  return y.command([...spec.names], spec.describe, (c) => withConfigOptions(c).options(spec.options), run) as Argv<T>;
 }
 
 const numberKeys: ReadonlyArray<OptionKey | DeprecatedKey> = [
@@ -224,9 +238,11 @@ async function pruneCommand(argv: Record<string, unknown>): Promise<number> {
 
 async function recoverCommand(argv: Record<string, unknown>): Promise<number> {
   const config = toRunConfig(loadConfig(argv, process.env));
+  if (argv.margin !== undefined) process.stderr.write('outbox-tail: warning: --margin is deprecated: use --recover-margin-ms (milliseconds)\n');
   const options = {
     sinceMs: argv.since === undefined ? null : parseTime('since', argv.since as string),
-    marginMs: config.recoverMarginMs,
+    // --margin (a duration, deprecated) still wins over --recover-margin-ms when given.
+    marginMs: argv.margin === undefined ? config.recoverMarginMs : parseDuration('margin', argv.margin as string),
     dryRun: Boolean(argv['dry-run']),
     batchSize: argv['batch-size'] as number,
   };
@@ -249,82 +265,34 @@ async function recoverCommand(argv: Record<string, unknown>): Promise<number> {
   return report.replay.malformed.length === 0 ? EXIT.OK : EXIT.BAD_INPUT;
 }
 
+const HANDLERS: Record<keyof typeof COMMANDS, (argv: Record<string, unknown>) => Promise<number>> = {
+  run: runCommand,
+  init: initCommand,
+  status: statusCommand,
+  verify: verifyCommand,
+  replay: replayCommand,
+  prune: pruneCommand,
+  recover: recoverCommand,
+};
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
   warnSecretsOnCommandLine(argv);
   let code: number = EXIT.OK;
   const handle = (fn: (a: Record<string, unknown>) => Promise<number>) => async (a: Record<string, unknown>) => {
     code = await fn(a);
   };
-  const cli = yargs(argv)
+  let cli = yargs(argv)
     .scriptName('outbox-tail')
     .usage(
       '$0 [run] --slot <name>\n\nRelays committed outbox INSERTs from a PostgreSQL logical replication slot to Kafka, confirming the LSN only after Kafka acknowledged them.',
-    )
-    .command(['run', '$0'], 'tail the slot and publish to Kafka (the daemon)', (y) => withConfigOptions(y), handle(runCommand))
-    .command('init', 'apply migrations/, create the publication and (with --slot) the slot if missing', (y) => withConfigOptions(y), handle(initCommand))
-    .command(
-      'status',
-      'slot and publication state, lag in bytes',
-      (y) => withConfigOptions(y).option('json', { type: 'boolean', describe: 'print one JSON object' }),
-      handle(statusCommand),
-    )
-    .command(
-      'verify',
-      'compare the outbox rows created in a window with the ids in Kafka; exit 1 when some are missing',
-      (y) =>
-        withWindowOptions(withConfigOptions(y))
-          .option('kafka-margin-ms', {
-            type: 'number',
-            default: 300_000,
-            describe: 'start reading Kafka this long before --from (record timestamps come from the relay host clock)',
-          })
-          .option('list', { type: 'number', default: 10, describe: 'missing and unknown ids listed per topic' })
-          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
-      handle(verifyCommand),
-    )
-    .command(
-      'replay',
-      'republish the outbox rows created in a window (duplicates possible, loss not); --only-missing sends what verify reports missing',
-      (y) =>
-        withWindowOptions(withConfigOptions(y))
-          .option('only-missing', { type: 'boolean', describe: 'only rows whose id is not in Kafka (as verify reports them)' })
-          .option('dry-run', { type: 'boolean', describe: 'select and count, publish nothing' })
-          .option('kafka-margin-ms', { type: 'number', default: 300_000, describe: 'with --only-missing: start reading Kafka this long before --from' })
-          .option('batch-size', { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' })
-          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
-      handle(replayCommand),
-    )
-    .command(
-      'prune',
-      'delete outbox rows older than a retention window, in small batches, keeping rows the slot may not have passed',
-      (y) =>
-        withConfigOptions(y)
-          .option('older-than', { type: 'string', demandOption: true, describe: 'retention window: rows created longer ago are deleted (7d, 12h, 90m)' })
-          .option('batch-size', { type: 'number', default: 5000, describe: 'rows deleted per transaction' })
-          .option('dry-run', { type: 'boolean', describe: 'count, delete nothing' })
-          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
-      handle(pruneCommand),
-    )
-    .command(
-      'recover',
-      'after the slot was lost: create it anew and republish from the table every row since the recorded position',
-      (y) =>
-        withConfigOptions(y)
-          .option('since', { type: 'string', describe: 'backfill rows created since this time instead of the recorded position (a time with a zone, or 2h)' })
-          .option('margin', {
-            type: 'string',
-            default: '1h',
-            describe: 'start this long before the recorded frontier commit time (cover the longest outbox transaction)',
-          })
-          .option('dry-run', { type: 'boolean', describe: 'report what would be republished; leave the slot as it is' })
-          .option('batch-size', { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' })
-          .option('json', { type: 'boolean', describe: 'print one JSON object' }),
-      handle(recoverCommand),
-    )
+    );
+  for (const name of Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>) cli = command(cli, name, handle(HANDLERS[name]));
+  cli = cli
     .env(false)
     .strict()
     .help()
-    .version()
+    // Read from the package root like migrations/, not by yargs searching upward from the entry script.
+    .version(packageVersion())
     .wrap(Math.min(120, process.stdout.columns ?? 120))
     .fail((message, error) => {
       if (error) throw error;

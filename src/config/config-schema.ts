@@ -5,8 +5,10 @@ import { readSecretFile } from '../secrets/read-secret-file.js';
 import { RECORD_HEADER_NAMES } from '../sink/record-builder.js';
 
 /**
- * The one config schema: every option, its type, its default. Flags, env vars
- * and config files all feed this same flat shape (see options.ts for names).
+ * The one config schema: every option, its type, its default and its
+ * description (`.meta()`, see option-meta.ts). Flags, env vars and config
+ * files all feed this same flat shape (options.ts derives their names);
+ * `--help` and docs/configuration.md (npm run docs) print what is here.
  */
 const int = (min: number) => z.coerce.number().int().min(min);
 const bool = z.preprocess((v) => {
@@ -31,119 +33,232 @@ export const configSchema = z
     slot: z
       .string()
       .regex(/^[a-z0-9_]{1,63}$/, 'slot names are 1-63 characters of a-z, 0-9 and _ (PostgreSQL rule)')
-      .optional(),
-    publication: identifier.default('outbox_tail'),
+      .optional()
+      .meta({
+        group: 'Source',
+        description: 'Logical replication slot to tail (pgoutput). Required by run, status, prune and recover; init creates it when given',
+      }),
+    publication: identifier.default('outbox_tail').meta({ group: 'Source', description: 'Publication containing the outbox table' }),
     table: z
       .string()
       .trim()
       .regex(/^[^.\s]+(\.[^.\s]+)?$/, 'expected "schema.table" or "table"')
       .transform((t) => (t.includes('.') ? t : `public.${t}`))
-      .default(DEFAULT_OUTBOX_TABLE),
-    // Table rows, logical decoding messages (pg_logical_emit_message, README.md "Writing events"), or both.
-    source: z.enum(['table', 'messages', 'both']).default('table'),
-    // The prefix outbox_tail.emit() writes with (outbox_tail.message_prefix); other prefixes are ignored.
-    messagePrefix: z.string().min(1).max(255).default(DEFAULT_MESSAGE_PREFIX),
-    // 0 = off. A non-transactional message (prefix <message-prefix>-heartbeat) when nothing streamed for this long,
-    // so a quiet database still gives the walsender a position to report and the slot can be confirmed past it.
-    heartbeatIntervalMs: int(0).default(0),
-    databaseUrl: z.string().trim().min(1).optional(),
-    brokers: list.default(['localhost:9092']),
-    clientId: identifier.default('outbox-tail'),
+      .default(DEFAULT_OUTBOX_TABLE)
+      .meta({ group: 'Source', description: 'Outbox table, "schema.table" ("table" alone is in public)' }),
+    source: z.enum(['table', 'messages', 'both']).default('table').meta({
+      group: 'Source',
+      description:
+        'Where events come from: outbox table INSERTs, transactional logical decoding messages with --message-prefix (outbox_tail.emit, no table), or both',
+    }),
+    messagePrefix: z.string().min(1).max(255).default(DEFAULT_MESSAGE_PREFIX).meta({
+      group: 'Source',
+      description: 'Prefix of the logical decoding messages that carry outbox events (--source messages|both); messages with other prefixes are ignored',
+    }),
+    heartbeatIntervalMs: int(0).default(0).meta({
+      group: 'Source',
+      description:
+        'Emit a non-transactional heartbeat message (prefix <message-prefix>-heartbeat) when nothing was streamed for this long, so the walsender has a position to report and the slot advances on a quiet database (0 = off)',
+    }),
+    databaseUrl: z
+      .string()
+      .trim()
+      .min(1)
+      .optional()
+      .meta({
+        group: 'PostgreSQL connection',
+        description: 'PostgreSQL URL; without it the libpq PG* variables apply',
+        envAliases: ['DATABASE_URL'],
+        secret: true,
+      }),
+    brokers: list.default(['localhost:9092']).meta({ group: 'Kafka connection', description: 'Kafka bootstrap brokers, comma separated' }),
+    clientId: identifier.default('outbox-tail').meta({ group: 'Kafka connection', description: 'Kafka client id' }),
     topic: z
       .string()
       .trim()
       .min(1)
       .refine((t) => !/\{(?!aggregate_type\}|event_type\}|table\})[^}]*\}/.test(t), 'unknown placeholder; use {aggregate_type}, {event_type} or {table}')
-      .default('outbox.event.{aggregate_type}'),
-    // The standard headers on every record (README, Record format). id is what consumers deduplicate on, so it is always sent;
-    // verify needs created_at. Fewer headers cost the relay and the broker less per record (README, Performance).
+      .default('outbox.event.{aggregate_type}')
+      .meta({ group: 'Records and topics', description: 'Topic template: {aggregate_type}, {event_type} and {table} are replaced per record' }),
+    // Fewer headers cost the relay and the broker less per record (README, Performance).
     recordHeaders: z
       .preprocess((v) => (typeof v === 'string' ? v.split(',') : v), z.array(z.string().trim().pipe(z.enum(RECORD_HEADER_NAMES))).min(1))
       .refine((h) => h.includes('id'), 'must include id: the idempotent consumer and verify find each event by it')
       .transform((h) => [...new Set(h)])
-      .default([...RECORD_HEADER_NAMES]),
-    columnId: identifier.default(COLUMNS.id),
-    columnAggregateType: identifier.default(COLUMNS.aggregateType),
-    columnAggregateId: identifier.default(COLUMNS.aggregateId),
-    columnEventType: identifier.default(COLUMNS.eventType),
-    columnPayload: identifier.default(COLUMNS.payload),
-    columnHeaders: identifier.default(COLUMNS.headers),
-    columnCreatedAt: identifier.default(COLUMNS.createdAt),
-    createSlot: bool.default(false),
-    // PostgreSQL 17+: the slot is created with failover = true, so a standby with
-    // sync_replication_slots = on keeps a copy (README, Failover slots).
-    failoverSlot: bool.default(false),
-    allowAutoTopicCreation: bool.default(true),
+      .default([...RECORD_HEADER_NAMES])
+      .meta({
+        group: 'Records and topics',
+        description:
+          'Standard headers on every record, comma separated: id is required (consumers deduplicate on it), verify needs created_at; fewer headers cost less per record',
+      }),
+    columnId: identifier.default(COLUMNS.id).meta({ group: 'Outbox columns', description: 'Column holding the event id (uuid or text)' }),
+    columnAggregateType: identifier
+      .default(COLUMNS.aggregateType)
+      .meta({ group: 'Outbox columns', description: 'Column holding the aggregate type (Debezium: aggregatetype)' }),
+    columnAggregateId: identifier
+      .default(COLUMNS.aggregateId)
+      .meta({ group: 'Outbox columns', description: 'Column holding the aggregate id, used as Kafka key (Debezium: aggregateid)' }),
+    columnEventType: identifier.default(COLUMNS.eventType).meta({ group: 'Outbox columns', description: 'Column holding the event type (Debezium: type)' }),
+    columnPayload: identifier.default(COLUMNS.payload).meta({ group: 'Outbox columns', description: 'Column holding the payload, forwarded byte for byte' }),
+    columnHeaders: identifier
+      .default(COLUMNS.headers)
+      .meta({ group: 'Outbox columns', description: 'Optional jsonb column whose string entries become Kafka headers' }),
+    columnCreatedAt: identifier.default(COLUMNS.createdAt).meta({ group: 'Outbox columns', description: 'Optional column sent as the created_at header' }),
+    createSlot: bool
+      .default(false)
+      .meta({ group: 'Source', description: 'Create the slot if missing (default: a missing slot is an error, it may mean lost events)' }),
+    failoverSlot: bool.default(false).meta({
+      group: 'Source',
+      description: 'Create the slot (init, --create-slot) with failover = true, so standbys with sync_replication_slots = on keep a copy; PostgreSQL 17+ only',
+    }),
+    allowAutoTopicCreation: bool
+      .default(true)
+      .meta({ group: 'Records and topics', description: 'Let the broker create missing topics (if the broker allows it)' }),
     // Per-partition batches must stay under the broker's max.message.bytes (1 MiB by default).
-    batchMaxMessages: int(1).default(5000),
+    batchMaxMessages: int(1).default(5000).meta({ group: 'Batching and flow control', description: 'Max records per Kafka request' }),
     // ~500 records of ~600 bytes: kafkajs groups a batch per partition by
     // copying the array per message (quadratic), and its encoding garbage is
     // freed only at the next GC; smaller batches cut both at the same catch-up
     // throughput (README.md, Performance).
-    batchMaxBytes: int(1024).default(300_000),
-    batchMaxWaitMs: int(0).default(0),
+    batchMaxBytes: int(1024)
+      .default(300_000)
+      .meta({ group: 'Batching and flow control', description: "Max bytes per Kafka request (keep under the broker's max.message.bytes)" }),
+    batchMaxWaitMs: int(0).default(0).meta({ group: 'Batching and flow control', description: 'Wait this long for a batch to fill (0 = send when ready)' }),
     // A few batches ahead of the one being sent is enough to keep Kafka busy
     // (2,500 = five 300 kB batches of ~600-byte records); every in-flight
     // record costs ~2 kB of heap, and records queued longer than two
     // scavenges are promoted: 2,500 kept catch-up throughput and cut ~7 MB
     // off its peak RSS against 5,000 (README.md, Performance).
-    maxInFlightMessages: int(1).default(2_500),
-    maxInFlightBytes: int(1024).default(16 * 1024 * 1024),
-    onOversize: policy.default('fail'),
-    onMalformed: policy.default('fail'),
-    onSlotLost: z.enum(['halt', 'recover']).default('halt'),
-    recoverMarginMs: int(0).default(3_600_000),
+    maxInFlightMessages: int(1)
+      .default(2_500)
+      .meta({ group: 'Batching and flow control', description: 'Pause replication above this many unacknowledged records' }),
+    maxInFlightBytes: int(1024)
+      .default(16 * 1024 * 1024)
+      .meta({ group: 'Batching and flow control', description: 'Pause replication above this many unacknowledged bytes' }),
+    onOversize: policy
+      .default('fail')
+      .meta({ group: 'Bad input and lost slots', description: 'A record Kafka rejects as too large: fail (exit), or send a pointer to --dead-letter-topic' }),
+    onMalformed: policy.default('fail').meta({
+      group: 'Bad input and lost slots',
+      description:
+        'A row with a mapped column NULL or missing, a message whose content does not parse, a non-transactional message: fail (exit), or send a pointer to --dead-letter-topic',
+    }),
+    onSlotLost: z.enum(['halt', 'recover']).default('halt').meta({
+      group: 'Bad input and lost slots',
+      description:
+        'A slot dropped or invalidated: halt (exit 4), or recreate it and backfill from the table since the recorded position (as outbox-tail recover; at-least-once only)',
+    }),
+    recoverMarginMs: int(0).default(3_600_000).meta({
+      group: 'Bad input and lost slots',
+      description: 'Recovering a lost slot: backfill from this long before the recorded position (the longest outbox transaction)',
+    }),
     deadLetterTopic: z
       .string()
       .trim()
       .regex(/^[A-Za-z0-9._-]{1,249}$/, 'Kafka topic names use A-Z a-z 0-9 . _ - (at most 249)')
-      .optional(),
-    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-    statusIntervalMs: int(100).default(1000),
-    restartBackoffInitialMs: int(1).default(500),
-    restartBackoffMaxMs: int(1).default(30_000),
-    standbyRetryMs: int(100).default(2000),
-    shutdownTimeoutMs: int(100).default(30_000),
-    connectTimeoutMs: int(100).default(10_000),
-    // Like PostgreSQL's wal_receiver_timeout: a replication connection silent this long is dead (0 = never).
-    replicationTimeoutMs: int(0).default(60_000),
-    kafkaRetries: int(0).default(5),
-    // kafkajs's requestTimeout: a produce request unanswered this long fails and is retried (a black-holed broker connection is found this way).
-    kafkaRequestTimeoutMs: int(100).default(30_000),
-    kafkaClient: z.enum(['kafkajs', 'platformatic']).default('kafkajs'),
-    // worker: the Kafka client and record encoding run on a worker thread, so the relay uses a second core (README, Performance).
-    sinkThread: z.enum(['main', 'worker']).default('main'),
-    // Exactly-once: Kafka transactions carrying whole PostgreSQL transactions plus the slot's watermark (README.md, Exactly-once delivery).
-    delivery: z.enum(['at-least-once', 'exactly-once']).default('at-least-once'),
-    // Default outbox-tail-<slot> (set below): one transactional id per slot, so a second relay of the slot fences the first.
-    transactionalId: z.string().trim().min(1).max(255).optional(),
+      .optional()
+      .meta({ group: 'Bad input and lost slots', description: 'Topic for dead-letter pointer records (required by a dead-letter policy)' }),
+    logLevel: z
+      .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+      .default('info')
+      .meta({ group: 'Observability', description: 'Log level (JSON logs on stdout)' }),
+    statusIntervalMs: int(100)
+      .default(1000)
+      .meta({ group: 'PostgreSQL connection', description: 'How often the relay sends a standby status update (its confirmed position) to PostgreSQL' }),
+    restartBackoffInitialMs: int(1).default(500).meta({ group: 'Runtime', description: 'First restart delay after a failure' }),
+    restartBackoffMaxMs: int(1).default(30_000).meta({ group: 'Runtime', description: 'Longest restart delay (the delay doubles per failure up to it)' }),
+    standbyRetryMs: int(100).default(2000).meta({ group: 'Runtime', description: 'How often a standby retries a slot held by another relay' }),
+    shutdownTimeoutMs: int(100).default(30_000).meta({ group: 'Runtime', description: 'On SIGTERM, how long to wait for in-flight records' }),
+    connectTimeoutMs: int(100).default(10_000).meta({ group: 'Runtime', description: 'Connection timeout for PostgreSQL and Kafka' }),
+    replicationTimeoutMs: int(0).default(60_000).meta({
+      group: 'PostgreSQL connection',
+      description:
+        "Reconnect when PostgreSQL sent nothing on the replication connection for this long (a keepalive is requested at half of it), like wal_receiver_timeout; keep it at least the server's wal_sender_timeout; 0 = never",
+    }),
+    kafkaRetries: int(0).default(5).meta({ group: 'Kafka connection', description: 'Producer retries before the relay restarts from the slot' }),
+    // kafkajs's requestTimeout.
+    kafkaRequestTimeoutMs: int(100).default(30_000).meta({
+      group: 'Kafka connection',
+      description: 'A Kafka request unanswered this long fails and is retried; how soon a connection that went silent (network cut) is given up',
+    }),
+    kafkaClient: z.enum(['kafkajs', 'platformatic']).default('kafkajs').meta({
+      group: 'Kafka connection',
+      description: 'Kafka client library of the producer: kafkajs, or @platformatic/kafka (less CPU per record; at-least-once only)',
+    }),
+    sinkThread: z.enum(['main', 'worker']).default('main').meta({
+      group: 'Kafka connection',
+      description: 'Where the Kafka client runs: main (one thread), or worker (a worker thread: a second core for Kafka encoding and I/O)',
+    }),
+    delivery: z.enum(['at-least-once', 'exactly-once']).default('at-least-once').meta({
+      group: 'Delivery',
+      description:
+        'exactly-once: Kafka transactions carrying whole PostgreSQL transactions and the slot position; read_committed consumers see each outbox row once (kafkajs client only)',
+    }),
+    // Set below when not given: one transactional id per slot, so a second relay of the slot fences the first.
+    transactionalId: z
+      .string()
+      .trim()
+      .min(1)
+      .max(255)
+      .optional()
+      .meta({ group: 'Delivery', description: 'Kafka transactional.id in exactly-once mode (default outbox-tail-<slot>); one per slot' }),
     offsetsTopic: z
       .string()
       .trim()
       .regex(/^[A-Za-z0-9._-]{1,249}$/, 'Kafka topic names use A-Z a-z 0-9 . _ - (at most 249)')
-      .default('outbox-tail.offsets'),
-    // Kafka's producer default; must not exceed the broker's transaction.max.timeout.ms (15 min by default).
-    transactionTimeoutMs: int(1000).default(60_000),
-    // Transactional producers taking turns (ids <transactional-id>, <transactional-id>.2, ...): a Kafka transaction
-    // begins without waiting for the coordinator to finish writing the previous one's markers (README, Exactly-once).
-    transactionLanes: int(1).max(4).default(2),
-    // Operations: secrets from files, TLS, SASL, metrics and health.
-    databaseUrlFile: path.optional(),
-    pgSslmode: z.enum(['disable', 'require', 'verify-ca', 'verify-full']).optional(),
-    pgSslrootcert: path.optional(),
-    pgSslcert: path.optional(),
-    pgSslkey: path.optional(),
-    kafkaSsl: bool.default(false),
-    kafkaSslCa: path.optional(),
-    kafkaSslCert: path.optional(),
-    kafkaSslKey: path.optional(),
-    saslMechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
-    saslUsername: z.string().trim().min(1).optional(),
-    saslPassword: z.string().min(1).optional(),
-    saslPasswordFile: path.optional(),
-    metricsListen: listenAddress.default('127.0.0.1:9464'),
-    stallTimeoutMs: int(1000).default(120_000),
-    slotPollIntervalMs: int(100).default(10_000),
+      .default('outbox-tail.offsets')
+      .meta({ group: 'Delivery', description: "Compacted topic holding each slot's watermark in exactly-once mode (outbox-tail init creates it)" }),
+    // Kafka's producer default.
+    transactionTimeoutMs: int(1000).default(60_000).meta({
+      group: 'Delivery',
+      description:
+        "Kafka transaction timeout in exactly-once mode: the longest a PostgreSQL transaction may take to publish (at most the broker's transaction.max.timeout.ms, 15 min by default)",
+    }),
+    // The coordinator writes the previous transaction's markers while the next one begins.
+    transactionLanes: int(1).max(4).default(2).meta({
+      group: 'Delivery',
+      description:
+        "Transactional producers taking turns in exactly-once mode (ids <transactional-id>, <transactional-id>.2, ...): each Kafka transaction begins while the previous one's commit markers are still being written",
+    }),
+    databaseUrlFile: path.optional().meta({
+      group: 'PostgreSQL connection',
+      description: 'Read the PostgreSQL URL from this file (keeps the password out of argv and env)',
+    }),
+    pgSslmode: z.enum(['disable', 'require', 'verify-ca', 'verify-full']).optional().meta({
+      group: 'PostgreSQL connection',
+      description: 'TLS to PostgreSQL (libpq meaning; overrides sslmode in the URL); verify-full checks the CA and the host name',
+    }),
+    pgSslrootcert: path.optional().meta({ group: 'PostgreSQL connection', description: 'CA certificate file (PEM) the server certificate must chain to' }),
+    pgSslcert: path.optional().meta({ group: 'PostgreSQL connection', description: 'Client certificate file (PEM), with --pg-sslkey' }),
+    pgSslkey: path.optional().meta({ group: 'PostgreSQL connection', description: 'Client private key file (PEM)' }),
+    kafkaSsl: bool
+      .default(false)
+      .meta({ group: 'Kafka connection', description: 'Connect to Kafka over TLS (SSL / SASL_SSL listeners); the host name is verified' }),
+    kafkaSslCa: path.optional().meta({ group: 'Kafka connection', description: 'CA certificate file (PEM) for the brokers (default: the system CAs)' }),
+    kafkaSslCert: path.optional().meta({ group: 'Kafka connection', description: 'Client certificate file (PEM) for mutual TLS, with --kafka-ssl-key' }),
+    kafkaSslKey: path.optional().meta({ group: 'Kafka connection', description: 'Client private key file (PEM)' }),
+    saslMechanism: z
+      .enum(['plain', 'scram-sha-256', 'scram-sha-512'])
+      .optional()
+      .meta({ group: 'Kafka connection', description: 'SASL mechanism (use with --kafka-ssl: PLAIN sends the password in clear)' }),
+    saslUsername: z.string().trim().min(1).optional().meta({ group: 'Kafka connection', description: 'SASL user name' }),
+    saslPassword: z.string().min(1).optional().meta({
+      group: 'Kafka connection',
+      description: 'SASL password (prefer --sasl-password-file or the env var: argv is visible in ps)',
+      secret: true,
+    }),
+    saslPasswordFile: path.optional().meta({ group: 'Kafka connection', description: 'Read the SASL password from this file' }),
+    metricsListen: listenAddress.default('127.0.0.1:9464').meta({
+      group: 'Observability',
+      description:
+        'Address of the /metrics, /healthz and /readyz HTTP endpoint: host:port, [v6]:port, port 0 for a random one, or off; an address taken leaves the relay relaying without it (METRICS_LISTEN_FAILED)',
+    }),
+    stallTimeoutMs: int(1000)
+      .default(120_000)
+      .meta({ group: 'Observability', description: 'How long without a confirm while the slot lag grows before /healthz reports a stall' }),
+    slotPollIntervalMs: int(100)
+      .default(10_000)
+      .meta({ group: 'Observability', description: 'How often slot lag and wal_status are read from pg_replication_slots (over a normal connection)' }),
   })
   .strict()
   .superRefine((c, ctx) => {

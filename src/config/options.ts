@@ -1,186 +1,106 @@
-import type { RelayConfig } from './config-schema.js';
+import type { z } from 'zod';
+import { configSchema, type RelayConfig } from './config-schema.js';
+import { OPTION_GROUPS, type OptionGroup } from './option-meta.js';
 
 export type OptionKey = keyof RelayConfig;
 
 export interface OptionSpec {
+  /** The flag's type: lists are given as comma separated strings. */
   type: 'string' | 'number' | 'boolean' | 'array';
   describe: string;
-  group: string;
+  group: OptionGroup;
+  /** The values an option takes (for a list: the values of its items). */
   choices?: readonly string[];
+  /** Numbers: whole numbers only, and the bounds the schema enforces. */
+  integer?: boolean;
+  min?: number;
+  max?: number;
+  /** What an empty config resolves to (undefined: no default). */
+  default?: unknown;
   /** Extra env var names, lower precedence than OUTBOX_TAIL_*. */
   aliasesEnv?: readonly string[];
   secret?: boolean;
 }
 
+/** The config object schema (before its cross-field checks and transforms): one field per option. */
+export type ConfigObjectSchema = z.ZodObject<Record<string, z.ZodType>>;
+
+type Shape = Pick<OptionSpec, 'type' | 'choices' | 'integer' | 'min' | 'max'>;
+
+/** What a user gives for a field: the input side of pipes, the validated side of preprocessing. */
+function inputShape(key: string, schema: z.ZodType): Shape {
+  const def = schema._zod.def as { type: string; innerType?: z.ZodType; in?: z.ZodType; out?: z.ZodType; element?: z.ZodType };
+  switch (def.type) {
+    case 'default':
+    case 'optional':
+      return inputShape(key, def.innerType!);
+    case 'pipe': {
+      // z.preprocess(fn, T) is pipe(transform, T): T says what is accepted. Otherwise pipe(input, output):
+      // the input says the type, an enum output (a string narrowed to a set) says the choices.
+      if (def.in!._zod.def.type === 'transform') return inputShape(key, def.out!);
+      const input = inputShape(key, def.in!);
+      return def.out!._zod.def.type === 'enum' ? { ...input, choices: inputShape(key, def.out!).choices } : input;
+    }
+    case 'enum':
+      return { type: 'string', choices: (schema as z.ZodEnum).options.map(String) };
+    case 'string':
+      return { type: 'string' };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'number': {
+      const n = schema as z.ZodNumber;
+      const bounded = (v: number | null) => (v !== null && Math.abs(v) < Number.MAX_SAFE_INTEGER ? v : undefined);
+      const min = bounded(n.minValue);
+      const max = bounded(n.maxValue);
+      return { type: 'number', integer: n.isInt, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
+    }
+    case 'array': {
+      const choices = inputShape(key, def.element!).choices;
+      return { type: 'array', ...(choices ? { choices } : {}) };
+    }
+    default:
+      throw new Error(`config option ${key}: no flag type for a zod ${def.type} (options.ts, inputShape)`);
+  }
+}
+
 /**
- * Names for every config key: the flag is the kebab-case key, the env var
- * OUTBOX_TAIL_ + its upper snake case. Help text lives here so `--help`, the
- * README and errors agree.
+ * Every option of a config object schema with what its flag, env var, `--help`
+ * and docs/configuration.md need, all read from the schema: the type and
+ * choices from its zod types, the default from parsing {}, the description and
+ * group from its `.meta()`. A field without a description or group is a bug.
  */
-export const OPTIONS: Record<OptionKey, OptionSpec> = {
-  slot: { type: 'string', group: 'Source', describe: 'Logical replication slot to tail (pgoutput). Required for run.' },
-  publication: { type: 'string', group: 'Source', describe: 'Publication containing the outbox table' },
-  table: { type: 'string', group: 'Source', describe: 'Outbox table, "schema.table"' },
-  source: {
-    type: 'string',
-    group: 'Source',
-    choices: ['table', 'messages', 'both'],
-    describe: 'Where events come from: outbox table INSERTs, transactional logical decoding messages with --message-prefix (outbox_tail.emit), or both',
-  },
-  messagePrefix: { type: 'string', group: 'Source', describe: 'Prefix of the logical decoding messages that carry outbox events (--source messages|both)' },
-  heartbeatIntervalMs: {
-    type: 'number',
-    group: 'Source',
-    describe:
-      'Emit a non-transactional heartbeat message (prefix <message-prefix>-heartbeat) when nothing was streamed for this long, so the slot advances on a quiet database (0 = off)',
-  },
-  databaseUrl: {
-    type: 'string',
-    group: 'Source',
-    describe: 'PostgreSQL URL; without it the libpq PG* variables apply',
-    aliasesEnv: ['DATABASE_URL'],
-    secret: true,
-  },
-  createSlot: { type: 'boolean', group: 'Source', describe: 'Create the slot if missing (default: a missing slot is an error)' },
-  failoverSlot: {
-    type: 'boolean',
-    group: 'Source',
-    describe: 'Create the slot (init, --create-slot) with failover = true, so standbys with sync_replication_slots = on keep it; PostgreSQL 17+ only',
-  },
-  brokers: { type: 'array', group: 'Kafka', describe: 'Kafka bootstrap brokers, comma separated' },
-  clientId: { type: 'string', group: 'Kafka', describe: 'Kafka client id' },
-  topic: { type: 'string', group: 'Kafka', describe: 'Topic template: {aggregate_type}, {event_type}, {table}' },
-  recordHeaders: {
-    type: 'array',
-    group: 'Kafka',
-    describe: 'Standard headers on every record, comma separated, id required (default all: id,event_type,aggregate_type,aggregate_id,created_at,commit_lsn)',
-  },
-  allowAutoTopicCreation: { type: 'boolean', group: 'Kafka', describe: 'Let the broker create missing topics (if the broker allows it)' },
-  kafkaRetries: { type: 'number', group: 'Kafka', describe: 'Producer retries before the relay restarts from the slot' },
-  kafkaRequestTimeoutMs: {
-    type: 'number',
-    group: 'Kafka',
-    describe: 'A Kafka request unanswered this long fails and is retried; how soon a connection that went silent (network cut) is given up',
-  },
-  kafkaClient: {
-    type: 'string',
-    group: 'Kafka',
-    choices: ['kafkajs', 'platformatic'],
-    describe: 'Kafka client library of the producer: kafkajs, or @platformatic/kafka (less CPU per record, see the README Performance section)',
-  },
-  sinkThread: {
-    type: 'string',
-    group: 'Kafka',
-    choices: ['main', 'worker'],
-    describe: 'Where the Kafka client runs: main (one thread), or worker (a worker thread: a second core for Kafka encoding and I/O)',
-  },
-  delivery: {
-    type: 'string',
-    group: 'Delivery',
-    choices: ['at-least-once', 'exactly-once'],
-    describe: 'exactly-once: Kafka transactions with the slot position inside them; read_committed consumers see each outbox row once (kafkajs client only)',
-  },
-  transactionalId: { type: 'string', group: 'Delivery', describe: 'Kafka transactional.id in exactly-once mode (default outbox-tail-<slot>); one per slot' },
-  offsetsTopic: {
-    type: 'string',
-    group: 'Delivery',
-    describe: "Compacted topic holding each slot's watermark in exactly-once mode (outbox-tail init creates it)",
-  },
-  transactionTimeoutMs: {
-    type: 'number',
-    group: 'Delivery',
-    describe:
-      "Kafka transaction timeout in exactly-once mode: the longest a PostgreSQL transaction may take to publish (at most the broker's transaction.max.timeout.ms)",
-  },
-  transactionLanes: {
-    type: 'number',
-    group: 'Delivery',
-    describe:
-      "Transactional producers taking turns in exactly-once mode (ids <transactional-id>, <transactional-id>.2, ...): each Kafka transaction begins while the previous one's commit markers are still being written (1-4)",
-  },
-  columnId: { type: 'string', group: 'Columns', describe: 'Column holding the event id (uuid or text)' },
-  columnAggregateType: { type: 'string', group: 'Columns', describe: 'Column holding the aggregate type (Debezium: aggregatetype)' },
-  columnAggregateId: { type: 'string', group: 'Columns', describe: 'Column holding the aggregate id, used as Kafka key (Debezium: aggregateid)' },
-  columnEventType: { type: 'string', group: 'Columns', describe: 'Column holding the event type (Debezium: type)' },
-  columnPayload: { type: 'string', group: 'Columns', describe: 'Column holding the payload, forwarded byte for byte' },
-  columnHeaders: { type: 'string', group: 'Columns', describe: 'Optional jsonb column whose string entries become Kafka headers' },
-  columnCreatedAt: { type: 'string', group: 'Columns', describe: 'Optional column sent as the created_at header' },
-  batchMaxMessages: { type: 'number', group: 'Batching', describe: 'Max records per Kafka request' },
-  batchMaxBytes: { type: 'number', group: 'Batching', describe: "Max bytes per Kafka request (keep under the broker's max.message.bytes)" },
-  batchMaxWaitMs: { type: 'number', group: 'Batching', describe: 'Wait this long for a batch to fill (0 = send when ready)' },
-  maxInFlightMessages: { type: 'number', group: 'Batching', describe: 'Pause replication above this many unacknowledged records' },
-  maxInFlightBytes: { type: 'number', group: 'Batching', describe: 'Pause replication above this many unacknowledged bytes' },
-  onOversize: { type: 'string', group: 'Bad input', choices: ['fail', 'dead-letter'], describe: 'A record Kafka rejects as too large' },
-  onMalformed: {
-    type: 'string',
-    group: 'Bad input',
-    choices: ['fail', 'dead-letter'],
-    describe: 'A row with a mapped column NULL or missing, a message whose content does not parse, a non-transactional message',
-  },
-  deadLetterTopic: { type: 'string', group: 'Bad input', describe: 'Topic for dead-letter pointer records' },
-  onSlotLost: {
-    type: 'string',
-    group: 'Bad input',
-    choices: ['halt', 'recover'],
-    describe: 'A slot dropped or invalidated: halt (exit 4), or recreate it and backfill from the table since the recorded position (outbox-tail recover)',
-  },
-  recoverMarginMs: {
-    type: 'number',
-    group: 'Bad input',
-    describe: 'recover: backfill from this long before the recorded position (the longest outbox transaction)',
-  },
-  logLevel: {
-    type: 'string',
-    group: 'Runtime',
-    choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
-    describe: 'Log level (JSON logs on stdout)',
-  },
-  statusIntervalMs: { type: 'number', group: 'Runtime', describe: 'Standby status update interval' },
-  restartBackoffInitialMs: { type: 'number', group: 'Runtime', describe: 'First restart delay after a failure' },
-  restartBackoffMaxMs: { type: 'number', group: 'Runtime', describe: 'Longest restart delay' },
-  standbyRetryMs: { type: 'number', group: 'Runtime', describe: 'How often a standby retries a slot held by another relay' },
-  shutdownTimeoutMs: { type: 'number', group: 'Runtime', describe: 'On SIGTERM, how long to wait for in-flight records' },
-  connectTimeoutMs: { type: 'number', group: 'Runtime', describe: 'Connection timeout for PostgreSQL and Kafka' },
-  replicationTimeoutMs: {
-    type: 'number',
-    group: 'Runtime',
-    describe:
-      "Reconnect when PostgreSQL sent nothing on the replication connection for this long (a keepalive is requested at half of it), like wal_receiver_timeout; keep it at least the server's wal_sender_timeout; 0 = never",
-  },
-  databaseUrlFile: { type: 'string', group: 'Source', describe: 'Read the PostgreSQL URL from this file (keeps the password out of argv and env)' },
-  pgSslmode: {
-    type: 'string',
-    group: 'PostgreSQL TLS',
-    choices: ['disable', 'require', 'verify-ca', 'verify-full'],
-    describe: 'TLS to PostgreSQL (libpq meaning; overrides sslmode in the URL); verify-full checks the CA and the host name',
-  },
-  pgSslrootcert: { type: 'string', group: 'PostgreSQL TLS', describe: 'CA certificate file (PEM) the server certificate must chain to' },
-  pgSslcert: { type: 'string', group: 'PostgreSQL TLS', describe: 'Client certificate file (PEM), with --pg-sslkey' },
-  pgSslkey: { type: 'string', group: 'PostgreSQL TLS', describe: 'Client private key file (PEM)' },
-  kafkaSsl: { type: 'boolean', group: 'Kafka security', describe: 'Connect to Kafka over TLS (SSL / SASL_SSL listeners); the host name is verified' },
-  kafkaSslCa: { type: 'string', group: 'Kafka security', describe: 'CA certificate file (PEM) for the brokers (default: the system CAs)' },
-  kafkaSslCert: { type: 'string', group: 'Kafka security', describe: 'Client certificate file (PEM) for mutual TLS, with --kafka-ssl-key' },
-  kafkaSslKey: { type: 'string', group: 'Kafka security', describe: 'Client private key file (PEM)' },
-  saslMechanism: {
-    type: 'string',
-    group: 'Kafka security',
-    choices: ['plain', 'scram-sha-256', 'scram-sha-512'],
-    describe: 'SASL mechanism (use with --kafka-ssl: PLAIN sends the password in clear)',
-  },
-  saslUsername: { type: 'string', group: 'Kafka security', describe: 'SASL user name' },
-  saslPassword: {
-    type: 'string',
-    group: 'Kafka security',
-    describe: 'SASL password (prefer --sasl-password-file or the env var: argv is visible in ps)',
-    secret: true,
-  },
-  saslPasswordFile: { type: 'string', group: 'Kafka security', describe: 'Read the SASL password from this file' },
-  metricsListen: { type: 'string', group: 'Observability', describe: 'Address of the /metrics, /healthz and /readyz HTTP endpoint, host:port, or off' },
-  stallTimeoutMs: { type: 'number', group: 'Observability', describe: 'How long without a confirm while the slot lag grows before /healthz reports a stall' },
-  slotPollIntervalMs: { type: 'number', group: 'Observability', describe: 'How often slot lag and wal_status are read from pg_replication_slots' },
-};
+export function optionSpecs(schema: ConfigObjectSchema): Record<string, OptionSpec> {
+  const defaults = schema.parse({}) as Record<string, unknown>;
+  const out: Record<string, OptionSpec> = {};
+  for (const [key, field] of Object.entries(schema.shape)) {
+    const meta = field.meta();
+    if (!meta?.description || !meta.group || !OPTION_GROUPS.includes(meta.group)) {
+      throw new Error(`config option ${key} needs .meta({ group, description }) in config-schema.ts (group one of ${OPTION_GROUPS.join(', ')})`);
+    }
+    out[key] = {
+      ...inputShape(key, field),
+      describe: meta.description,
+      group: meta.group,
+      ...(defaults[key] !== undefined ? { default: defaults[key] } : {}),
+      ...(meta.envAliases ? { aliasesEnv: meta.envAliases } : {}),
+      ...(meta.secret ? { secret: true } : {}),
+    };
+  }
+  return out;
+}
+
+/** The relay's options, from configSchema (flag: the kebab-case key; env var: OUTBOX_TAIL_ + its upper snake case). */
+export const OPTIONS = optionSpecs(configSchema.in as unknown as ConfigObjectSchema) as Record<OptionKey, OptionSpec>;
 
 export const optionKeys = Object.keys(OPTIONS) as OptionKey[];
+
+/** The option keys by group, in OPTION_GROUPS order, each group in schema order: how `--help` and the docs list them. */
+export function keysByGroup<K extends string>(specs: Record<K, OptionSpec>): Array<[OptionGroup, K[]]> {
+  const keys = Object.keys(specs) as K[];
+  return OPTION_GROUPS.map((group) => [group, keys.filter((key) => specs[key].group === group)] as [OptionGroup, K[]]).filter(
+    ([, inGroup]) => inGroup.length > 0,
+  );
+}
 
 export interface DeprecatedOption {
   /** The option that replaces it; a value given under the old name is converted into it. */

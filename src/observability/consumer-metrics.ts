@@ -36,7 +36,7 @@ export function registerConsumerMetrics(registry: Registry, stats: ConsumerStats
   if (stats.state !== undefined) {
     new Gauge({
       name: 'outbox_tail_consumer_state',
-      help: 'Consumer state: 1 for the current state, 0 for the others',
+      help: `Consumer state: 1 for the current state, 0 for the others (${CONSUMER_STATES.join(', ')})`,
       labelNames: ['state'],
       registers: [registry],
       collect() {

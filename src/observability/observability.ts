@@ -1,22 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { packageRoot } from '../admin/package-root.js';
+import { packageVersion } from '../admin/package-version.js';
 import type { RunConfig } from '../config/run-config.js';
 import type { RelayStats } from '../relay/relay-stats.js';
 import type { SinkFactory } from '../sink/sink.js';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from './metrics-server.js';
 import { createRelayMetrics, type RelayMetrics } from './relay-metrics.js';
 import { SlotMonitor } from './slot-monitor.js';
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 /**
  * Everything operational around one Relay: a private prom-client Registry,

@@ -49,7 +49,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   });
   const latency = new Histogram({
     name: 'outbox_tail_publish_latency_seconds',
-    help: 'Time from the PostgreSQL commit to the Kafka acknowledgement, per record',
+    help: 'Time from the PostgreSQL commit to the Kafka acknowledgement, per record (clock skew between the hosts included)',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     registers: [registry],
   });
@@ -82,7 +82,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   });
   const sendSeconds = new Histogram({
     name: 'outbox_tail_kafka_send_duration_seconds',
-    help: 'Duration of Kafka produce requests, by outcome',
+    help: 'Duration of Kafka produce requests, by outcome (ok, error)',
     labelNames: ['outcome'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
@@ -98,12 +98,12 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   mirroredCounter(
     registry,
     'outbox_tail_kafka_transaction_pg_transactions_total',
-    'Exactly-once: PostgreSQL transactions carried by those Kafka transactions',
+    'Exactly-once: PostgreSQL transactions carried by those Kafka transactions (divided by outbox_tail_kafka_transactions_total: their size)',
     () => stats.kafkaTransactionsPgTransactions,
   );
   const commitSeconds = new Histogram({
     name: 'outbox_tail_kafka_commit_duration_seconds',
-    help: 'Exactly-once: watermark produce plus EndTxn of a Kafka transaction, by outcome',
+    help: 'Exactly-once: watermark produce plus EndTxn of a Kafka transaction, by outcome (ok, error)',
     labelNames: ['outcome'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
@@ -127,7 +127,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   });
   new Gauge({
     name: 'outbox_tail_replication_state',
-    help: 'Replication connection state: 1 for the current state, 0 for the others',
+    help: `Replication connection state: 1 for the current state, 0 for the others (${RELAY_STATES.join(', ')})`,
     labelNames: ['state'],
     registers: [registry],
     collect() {
@@ -161,7 +161,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
   });
   const walStatus = new Gauge({
     name: 'outbox_tail_slot_wal_status',
-    help: 'pg_replication_slots.wal_status of the slot: 1 for the current value ("missing" = no such slot)',
+    help: `pg_replication_slots.wal_status of the slot: 1 for the current value (${WAL_STATUSES.join(', ')}; missing = no such slot)`,
     labelNames: ['wal_status'],
     registers: [registry],
   });

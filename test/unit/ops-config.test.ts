@@ -217,6 +217,15 @@ describe('the CLI maps numbers as numbers', () => {
     expect(line('--stall-timeout')).toMatch(/\[deprecated: use --stall-timeout-ms\]/);
   });
 
+  it('reads recover --margin (deprecated for --recover-margin-ms) instead of ignoring it', async () => {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true));
+    // A margin that is no duration is refused before any connection: the flag is parsed, not dropped.
+    expect(await main(['recover', '--slot', 's', '--margin', 'soon'])).toBe(2);
+    expect(stderr).toMatch(/--margin is deprecated: use --recover-margin-ms/);
+    expect(stderr).toMatch(/--margin "soon": expected a duration/);
+  });
+
   it('names a flag whose value is not a number', async () => {
     let stderr = '';
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true));

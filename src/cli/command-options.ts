@@ -1,0 +1,86 @@
+import type { Options } from 'yargs';
+
+/**
+ * The subcommands and the options each takes besides the config options
+ * (config-schema.ts): main.ts declares them to yargs from here and
+ * docs/configuration.md (npm run docs) lists them from here, so each is
+ * described once.
+ */
+export interface CommandSpec {
+  /** The command's name (the first) and its aliases; `$0` makes it the default command. */
+  names: readonly string[];
+  describe: string;
+  options: Readonly<Record<string, Options>>;
+}
+
+/** The config file flag every command takes; OUTBOX_TAIL_CONFIG is its env var. */
+export const CONFIG_FILE_OPTION = {
+  flag: 'config',
+  env: 'OUTBOX_TAIL_CONFIG',
+  options: { type: 'string', describe: 'JSON or YAML config file (keys: the option names, camelCase or kebab-case)', group: 'Config file:' },
+} as const satisfies { flag: string; env: string; options: Options };
+
+const json: Options = { type: 'boolean', describe: 'print one JSON object' };
+
+/** --from and --to of the commands that work on a window of creation times (verify, replay). */
+const timeWindow: Record<string, Options> = {
+  from: { type: 'string', demandOption: true, describe: 'window start: a time with a zone (2026-12-01T12:00:00Z) or a span back from now (2h)' },
+  to: { type: 'string', describe: 'window end, excluded [default: now]' },
+};
+
+export const COMMANDS = {
+  run: { names: ['run', '$0'], describe: 'tail the slot and publish to Kafka (the daemon)', options: {} },
+  init: { names: ['init'], describe: 'apply migrations/, create the publication and (with --slot) the slot if missing', options: {} },
+  status: { names: ['status'], describe: 'slot and publication state, lag in bytes', options: { json } },
+  verify: {
+    names: ['verify'],
+    describe: 'compare the outbox rows created in a window with the ids in Kafka; exit 1 when some are missing',
+    options: {
+      ...timeWindow,
+      'kafka-margin-ms': {
+        type: 'number',
+        default: 300_000,
+        describe: 'start reading Kafka this long before --from (record timestamps come from the relay host clock)',
+      },
+      list: { type: 'number', default: 10, describe: 'missing and unknown ids listed per topic' },
+      json,
+    },
+  },
+  replay: {
+    names: ['replay'],
+    describe: 'republish the outbox rows created in a window (duplicates possible, loss not); --only-missing sends what verify reports missing',
+    options: {
+      ...timeWindow,
+      'only-missing': { type: 'boolean', describe: 'only rows whose id is not in Kafka (as verify reports them)' },
+      'dry-run': { type: 'boolean', describe: 'select and count, publish nothing' },
+      'kafka-margin-ms': { type: 'number', default: 300_000, describe: 'with --only-missing: start reading Kafka this long before --from' },
+      'batch-size': { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' },
+      json,
+    },
+  },
+  prune: {
+    names: ['prune'],
+    describe: 'delete outbox rows older than a retention window, in small batches, keeping rows the slot may not have passed',
+    options: {
+      'older-than': { type: 'string', demandOption: true, describe: 'retention window: rows created longer ago are deleted (7d, 12h, 90m)' },
+      'batch-size': { type: 'number', default: 5000, describe: 'rows deleted per transaction' },
+      'dry-run': { type: 'boolean', describe: 'count, delete nothing' },
+      json,
+    },
+  },
+  recover: {
+    names: ['recover'],
+    describe: 'after the slot was lost: create it anew and republish from the table every row since the recorded position',
+    options: {
+      since: { type: 'string', describe: 'backfill rows created since this time instead of the recorded position (a time with a zone, or 2h)' },
+      margin: {
+        type: 'string',
+        describe: 'start this long before the recorded frontier commit time (1h, 30m): overrides --recover-margin-ms',
+        deprecated: 'use --recover-margin-ms',
+      },
+      'dry-run': { type: 'boolean', describe: 'report what would be republished; leave the slot as it is' },
+      'batch-size': { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' },
+      json,
+    },
+  },
+} as const satisfies Record<string, CommandSpec>;
