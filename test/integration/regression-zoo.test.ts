@@ -7,15 +7,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { logLevel } from 'kafkajs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { createKafka } from '../../src/kafka/create-kafka.js';
 import { Lsn } from '../../src/replication/lsn.js';
+import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { uniqueName } from '../support/database.js';
 import type { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, type RelayProcess } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
-import { confirmedFlushLsn, createSlot, currentWalLsn, query, waitForConfirmed } from '../support/slot.js';
+import { confirmedFlushLsn, createSlot, currentWalLsn, dropSlot, query, waitForConfirmed } from '../support/slot.js';
 import { tempDir } from '../support/temp-dir.js';
 import { waitForInactive } from '../support/witness-slot.js';
 
@@ -228,5 +231,64 @@ describe('regression zoo: no final status update on graceful shutdown (Trendyol/
     );
     expect(confirmedAfterStop).toBe(before);
     expect(duplicates).toBeGreaterThan(0);
+  });
+});
+
+describe('regression zoo: a slot recreated silently, losing what was in no slot (DBZ-5739, debezium/debezium#3970)', () => {
+  const GAP = 3;
+
+  /**
+   * Exactly-once: a relay publishes (its watermark is in Kafka) and stops; the
+   * slot is dropped, rows are committed while no slot exists, the slot is
+   * created anew, one more row is committed, and a relay starts on it. The
+   * watermark lies behind the new slot's confirmed_flush_lsn: starting would
+   * hide the rows in between.
+   */
+  async function slotRecreatedWhileDown(variant: RelayVariant): Promise<{ exit: number | null; code: string | null; gapLost: number; streamed: boolean }> {
+    const type = uniqueName('recreated');
+    const slot = uniqueName('slot');
+    const offsetsTopic = uniqueName('zoo_offsets');
+    const admin = createKafka({ brokers: bed.stack.brokers, clientId: 'zoo', logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await createOffsetsTopic(admin, offsetsTopic);
+    } finally {
+      await admin.disconnect();
+    }
+    const env = { OUTBOX_TAIL_DELIVERY: 'exactly-once', OUTBOX_TAIL_OFFSETS_TOPIC: offsetsTopic };
+    await createSlot(bed.db.url, slot);
+    const collector = await bed.collect([`outbox.event.${type}`]);
+    const first = bed.relay(slot, { env });
+    await first.waitForLog(isStreaming, 60_000);
+    await query(bed.db.url, insertRow(type, 'before'));
+    await collector.waitUntil((c) => c.records.some((r) => r.key === 'before'), 30_000, 'before');
+    first.child.kill('SIGTERM');
+    await first.exited;
+    await dropSlot(bed.db.url, slot);
+    for (let i = 0; i < GAP; i++) await query(bed.db.url, insertRow(type, 'gap'));
+    await createSlot(bed.db.url, slot);
+    await query(bed.db.url, insertRow(type, 'after'));
+    const second = bed.relay(slot, { env, variant });
+    // Either it refuses (exits) or it streams and publishes the row committed into the new slot.
+    const ended = await Promise.race([
+      second.exited.then(() => 'exited' as const),
+      collector.waitUntil((c) => c.records.some((r) => r.key === 'after'), 60_000, 'after').then(() => 'streamed' as const),
+    ]);
+    if (ended === 'streamed') await second.kill('SIGKILL');
+    const exit = ended === 'exited' ? (await second.exited).code : null;
+    const code = second.logs.find((l) => l.code === 'WATERMARK_BEHIND_SLOT')?.code ?? null;
+    return { exit, code, gapLost: GAP - distinctIdsOfKey(collector, 'gap'), streamed: ended === 'streamed' };
+  }
+
+  it('exactly-once: refuses to start on a slot recreated behind its watermark, naming WATERMARK_BEHIND_SLOT (and catches a relay that trusts the slot’s position)', async () => {
+    const correct = await slotRecreatedWhileDown('correct');
+    console.log(`[DBZ-5739] correct: exit ${correct.exit} ${correct.code}, streamed ${correct.streamed}`);
+    expect(correct.streamed).toBe(false);
+    expect(correct.exit).not.toBe(0);
+    expect(correct.code).toBe('WATERMARK_BEHIND_SLOT');
+    const broken = await slotRecreatedWhileDown('trust-slot-position');
+    console.log(`[DBZ-5739] trust-slot-position: streamed ${broken.streamed}, lost ${broken.gapLost} of ${GAP} rows committed while no slot existed`);
+    expect(broken.streamed).toBe(true);
+    expect(broken.gapLost).toBeGreaterThan(0);
   });
 });

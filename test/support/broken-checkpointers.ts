@@ -74,4 +74,5 @@ export type RelayVariant =
   | 'skip-same-lsn-after-restart'
   | 'skip-change-at-resume-lsn'
   | 'confirm-streaming-position'
-  | 'no-final-status-update';
+  | 'no-final-status-update'
+  | 'trust-slot-position';

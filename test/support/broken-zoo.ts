@@ -26,7 +26,7 @@ import type { Transaction } from '../../src/outbox/outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { StatusSender } from '../../src/replication/status-sender.js';
 import { createKafkaSink } from '../../src/sink/create-sink.js';
-import type { Sink, SinkFactory, SinkRecord } from '../../src/sink/sink.js';
+import { isTransactional, type Sink, type SinkFactory, type SinkRecord, type TransactionalSink } from '../../src/sink/sink.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -254,12 +254,58 @@ function skipFinalStatusUpdate(): void {
   };
 }
 
+/**
+ * DBZ-5739 (debezium/debezium#3970): the slot was dropped and created anew
+ * while the relay was down, and the relay trusts the slot's position over its
+ * own: a watermark behind the slot's confirmed_flush_lsn is taken as caught up
+ * to it (so the watermark check passes), and whatever was committed while no
+ * slot existed is never published. Exactly-once only: that mode keeps a
+ * position outside the slot to compare with.
+ */
+function trustSlotPosition(where: { databaseUrl: string; slot: string }): SinkFactory {
+  return (config, logger) => {
+    const inner = createKafkaSink(config, logger);
+    if (!isTransactional(inner)) throw new Error('trust-slot-position needs --delivery exactly-once');
+    const readWatermark: TransactionalSink['readWatermark'] = async () => {
+      const watermark = await inner.readWatermark();
+      if (!watermark) return watermark;
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ connectionString: where.databaseUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [
+          where.slot,
+        ]);
+        const confirmed = rows[0]?.lsn ? Lsn.parse(rows[0].lsn) : null;
+        if (confirmed === null || confirmed <= watermark.lsn) return watermark;
+        say(`trust-slot-position: watermark ${Lsn.format(watermark.lsn)} is behind the slot (${Lsn.format(confirmed)}); resuming at the slot`);
+        return { ...watermark, lsn: confirmed };
+      } finally {
+        await client.end();
+      }
+    };
+    return new Proxy(inner, {
+      get(target, prop, receiver) {
+        if (prop === 'readWatermark') return readWatermark;
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  };
+}
+
 export interface ZooExtras {
   checkpointerFactory?: () => Checkpointer;
   sinkFactory?: SinkFactory;
 }
 
-export const ZOO_VARIANTS = ['skip-same-lsn-after-restart', 'skip-change-at-resume-lsn', 'confirm-streaming-position', 'no-final-status-update'] as const;
+export const ZOO_VARIANTS = [
+  'skip-same-lsn-after-restart',
+  'skip-change-at-resume-lsn',
+  'confirm-streaming-position',
+  'no-final-status-update',
+  'trust-slot-position',
+] as const;
 export type ZooVariant = (typeof ZOO_VARIANTS)[number];
 
 /**
@@ -283,8 +329,10 @@ export async function zooExtras(
   else if (variant === 'skip-change-at-resume-lsn') await skipChangeAtResumeLsn(where.databaseUrl, where.slot);
   else if (variant === 'no-final-status-update') skipFinalStatusUpdate();
   if (process.env.OUTBOX_TAIL_TEST_REPORT_KEEPALIVES === '1') checkpointerFactory = reportingKeepalives(checkpointerFactory ?? (() => new Checkpointer()));
+  const sinkFactory =
+    variant === 'trust-slot-position' ? trustSlotPosition(where) : process.env.OUTBOX_TAIL_TEST_HOLD_KAFKA === '1' ? heldSinkFactory : undefined;
   return {
     ...(checkpointerFactory ? { checkpointerFactory } : {}),
-    ...(process.env.OUTBOX_TAIL_TEST_HOLD_KAFKA === '1' ? { sinkFactory: heldSinkFactory } : {}),
+    ...(sinkFactory ? { sinkFactory } : {}),
   };
 }
