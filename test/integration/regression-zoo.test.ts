@@ -217,6 +217,7 @@ describe('regression zoo: no final status update on graceful shutdown (Trendyol/
       `insert into outbox(aggregate_type, aggregate_id, event_type, payload) select $1, 'k' || i, 'E', '{}' from generate_series(1, 200) i`,
       [type],
     );
+    const end = await currentWalLsn(bed.db.url);
     await collector.waitForDistinct(200);
     broken.child.kill('SIGTERM');
     expect(await broken.exited).toEqual({ code: 0, signal: null });
@@ -229,7 +230,8 @@ describe('regression zoo: no final status update on graceful shutdown (Trendyol/
     console.log(
       `[go-pq-cdc#148] no-final-status-update: confirmed_flush_lsn ${Lsn.format(before)} -> ${Lsn.format(confirmedAfterStop)}; ${duplicates} duplicates of 200 after a graceful restart`,
     );
-    expect(confirmedAfterStop).toBe(before);
+    // The claim: the slot was left before the published rows, so the restart republished at least one of them.
+    expect(confirmedAfterStop).toBeLessThan(end);
     expect(duplicates).toBeGreaterThan(0);
   });
 });
