@@ -69,4 +69,10 @@ export type RelayVariant =
   | 'no-start-checks'
   | 'lanes-fenced-lazily'
   | 'publish-non-transactional'
-  | 'recover-without-backfill';
+  | 'recover-without-backfill'
+  // broken-zoo.ts's (the regression zoo):
+  | 'skip-same-lsn-after-restart'
+  | 'skip-change-at-resume-lsn'
+  | 'confirm-streaming-position'
+  | 'no-final-status-update'
+  | 'trust-slot-position';

@@ -3,8 +3,8 @@
  * controls: `tsx test/support/relay-variant.ts <variant>`, configured through
  * OUTBOX_TAIL_* env vars exactly like bin/outbox-tail.js. A variant is a
  * checkpointer (broken-checkpointers.ts), a restart filter (broken-resume-filter.ts), an
- * exactly-once part (broken-exactly-once.ts), a message mapping (broken-message-mapper.ts) or a
- * slot recovery (broken-recovery.ts).
+ * exactly-once part (broken-exactly-once.ts), a message mapping (broken-message-mapper.ts), a
+ * slot recovery (broken-recovery.ts) or a regression-zoo bug (broken-zoo.ts).
  */
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { toRunConfig } from '../../src/config/run-config.js';
@@ -14,19 +14,20 @@ import { installResumeFilter } from './broken-resume-filter.js';
 import { EXACTLY_ONCE_VARIANTS } from './broken-exactly-once.js';
 import { MESSAGE_VARIANTS } from './broken-message-mapper.js';
 import { RECOVERY_VARIANTS } from './broken-recovery.js';
+import { ZOO_VARIANTS, zooExtras } from './broken-zoo.js';
 
 const variant = process.argv[2] ?? '';
+const config = toRunConfig(resolveConfig({ env: process.env }));
+const base = variant in VARIANTS ? VARIANTS[variant as keyof typeof VARIANTS] : undefined;
 const extras =
-  variant in VARIANTS
-    ? { checkpointerFactory: VARIANTS[variant as keyof typeof VARIANTS] }
-    : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant] ?? RECOVERY_VARIANTS[variant]);
+  (await zooExtras(variant, base, { databaseUrl: config.databaseUrl!, slot: config.slot })) ??
+  (base ? { checkpointerFactory: base } : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant] ?? RECOVERY_VARIANTS[variant]));
 if (!extras) {
   process.stderr.write(
-    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS), ...Object.keys(RECOVERY_VARIANTS)].join(', ')}\n`,
+    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS), ...Object.keys(RECOVERY_VARIANTS), ...ZOO_VARIANTS].join(', ')}\n`,
   );
   process.exit(2);
 }
-const config = toRunConfig(resolveConfig({ env: process.env }));
 if (variant === 'skip-begin-at-resume-lsn') {
   await installResumeFilter(config.databaseUrl!, config.slot, (line) => process.stderr.write(`relay-variant: ${line}\n`));
 }
