@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { splitTable } from '../outbox/qualified-table.js';
+import { INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from './invalidation-cause.js';
 
 export interface SlotStatus {
   slot: string;
@@ -13,6 +14,14 @@ export interface SlotStatus {
   lagBytes: number | null;
   retainedWalBytes: number | null;
   walStatus: string | null;
+  /** PostgreSQL 17+: pg_replication_slots.invalidation_reason (null when valid, or on older servers). */
+  invalidationReason: string | null;
+  /** Why the slot was invalidated and the setting to change (null when it is not invalidated). */
+  invalidation: InvalidationCause | null;
+  /** logical or physical (null when the slot does not exist). */
+  slotType: string | null;
+  /** The database of a logical slot. */
+  database: string | null;
   /** PostgreSQL 17+: pg_replication_slots.failover; null where the server has no such column (or no slot). */
   failover: boolean | null;
   /** PostgreSQL 17+, on a standby: the slot is a synchronized copy of the primary's. */
@@ -37,7 +46,7 @@ export async function readSlotStatus(
               r.plugin, r.active, r.active_pid, r.confirmed_flush_lsn::text as confirmed, r.restart_lsn::text as restart,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.confirmed_flush_lsn)::bigint as lag,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.restart_lsn)::bigint as retained,
-              r.wal_status,
+              ${INVALIDATION_COLUMNS_SQL}, r.slot_type, r.database,
               -- columns of PostgreSQL 17+, read without naming them so older servers answer null
               (to_jsonb(r) ->> 'failover')::boolean as failover, (to_jsonb(r) ->> 'synced')::boolean as synced
          from (select 1) x left join pg_replication_slots r on r.slot_name = $1`,
@@ -61,6 +70,10 @@ export async function readSlotStatus(
     lagBytes: s.lag === null ? null : Number(s.lag),
     retainedWalBytes: s.retained === null ? null : Number(s.retained),
     walStatus: s.wal_status,
+    invalidationReason: s.invalidation_reason,
+    invalidation: s.slot_type === null ? null : invalidationCause({ walStatus: s.wal_status, invalidationReason: s.invalidation_reason, conflicting: s.conflicting }),
+    slotType: s.slot_type,
+    database: s.database,
     failover: s.failover,
     synced: s.synced,
     publication,

@@ -131,6 +131,9 @@ async function statusCommand(argv: Record<string, unknown>): Promise<number> {
       `lag_bytes            ${status.lagBytes ?? '-'}`,
       `retained_wal_bytes   ${status.retainedWalBytes ?? '-'}`,
       `wal_status           ${status.walStatus ?? '-'}`,
+      ...(status.invalidation
+        ? [`invalidated          cause ${status.invalidation.reason}: ${status.invalidation.cause}`, `fix                  ${status.invalidation.fix}`]
+        : []),
       `failover             ${!status.exists ? '-' : (status.failover ?? '- (no failover slots before PostgreSQL 17)')}${status.synced ? ' (synced copy on a standby)' : ''}`,
       `publication          ${status.publication} ${status.publicationExists ? `(${status.publicationTables.join(', ') || 'no tables'})` : 'MISSING'}`,
       `outbox               ${status.outbox?.totalBytes == null ? 'MISSING' : `${status.outbox.table}: ~${status.outbox.rowsEstimate ?? '?'} rows, ${status.outbox.totalBytes} bytes, oldest ${status.outbox.oldestCreatedAt ?? '-'}`}`,
