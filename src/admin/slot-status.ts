@@ -71,7 +71,8 @@ export async function readSlotStatus(
     retainedWalBytes: s.retained === null ? null : Number(s.retained),
     walStatus: s.wal_status,
     invalidationReason: s.invalidation_reason,
-    invalidation: s.slot_type === null ? null : invalidationCause({ walStatus: s.wal_status, invalidationReason: s.invalidation_reason, conflicting: s.conflicting }),
+    invalidation:
+      s.slot_type === null ? null : invalidationCause({ walStatus: s.wal_status, invalidationReason: s.invalidation_reason, conflicting: s.conflicting }),
     slotType: s.slot_type,
     database: s.database,
     failover: s.failover,

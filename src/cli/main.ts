@@ -16,6 +16,7 @@ import { recoverSlot } from '../recovery/recover-slot.js';
 import { replayOutbox } from '../recovery/replay-outbox.js';
 import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { runDaemon } from './run-daemon.js';
+import { formatDoctorReport, runDoctor } from '../doctor/run-doctor.js';
 
 const DEFAULTS: Readonly<Record<string, unknown>> = configDefaults;
 
@@ -252,6 +253,28 @@ async function recoverCommand(argv: Record<string, unknown>): Promise<number> {
   return report.replay.malformed.length === 0 ? EXIT.OK : EXIT.BAD_INPUT;
 }
 
+async function doctorCommand(argv: Record<string, unknown>): Promise<number> {
+  const config = toRunConfig(loadConfig(argv, process.env));
+  const partitions = argv.partitions as number | undefined;
+  if (partitions !== undefined && (!Number.isInteger(partitions) || partitions < 1)) {
+    throw new OutboxTailError('CONFIG_INVALID', 'invalid configuration:\n  --partitions: expected a whole number >= 1', {
+      hint: 'e.g. --partitions 6',
+      exitCode: EXIT.CONFIG,
+    });
+  }
+  const options = {
+    maxDowntimeMs: parseDuration('max-downtime', argv['max-downtime'] as string),
+    walSampleMs: parseDuration('wal-sample', argv['wal-sample'] as string),
+    recoveryWindowMs: parseDuration('recovery-window', argv['recovery-window'] as string),
+    pruneOlderThanMs: argv['prune-older-than'] === undefined ? null : parseDuration('prune-older-than', argv['prune-older-than'] as string),
+    partitions: partitions ?? null,
+    standbyUrl: (argv['standby-url'] as string | undefined) ?? process.env.OUTBOX_TAIL_STANDBY_URL ?? null,
+  };
+  const report = await runDoctor(config, options, createLogger('silent'));
+  process.stdout.write(argv.json ? `${JSON.stringify(report)}\n` : formatDoctorReport(report));
+  return report.exitCode;
+}
+
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {
   warnSecretsOnCommandLine(argv);
   let code: number = EXIT.OK;
@@ -323,6 +346,20 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
           .option('batch-size', { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' })
           .option('json', { type: 'boolean', describe: 'print one JSON object' }),
       handle(recoverCommand),
+    )
+    .command(
+      'doctor',
+      'check the database and Kafka for what stalls, bloats or loses a slot; a table of ok/warn/fail with fixes; exit 0 ok, 6 warn, 7 fail',
+      (y) =>
+        withConfigOptions(y)
+          .option('max-downtime', { type: 'string', default: '1h', describe: 'the longest relay outage the slot must survive (sizes max_slot_wal_keep_size)' })
+          .option('wal-sample', { type: 'string', default: '2s', describe: 'how long pg_current_wal_lsn() is sampled for the WAL rate' })
+          .option('recovery-window', { type: 'string', default: '7d', describe: 'how long Kafka must keep records (topic retention.ms)' })
+          .option('prune-older-than', { type: 'string', describe: "prune's --older-than, to check the outbox's oldest row against" })
+          .option('partitions', { type: 'number', describe: 'the partition count every outbox topic must have' })
+          .option('standby-url', { type: 'string', describe: 'a standby to check for failover slots (sync_replication_slots) [env: OUTBOX_TAIL_STANDBY_URL]' })
+          .option('json', { type: 'boolean', describe: 'print one JSON object (docs/doctor.md)' }),
+      handle(doctorCommand),
     )
     .env(false)
     .strict()

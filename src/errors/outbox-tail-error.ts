@@ -67,6 +67,10 @@ export const EXIT = {
   PREFLIGHT: 3,
   SLOT_LOST: 4,
   BAD_INPUT: 5,
+  /** outbox-tail doctor: at least one check warns, none fails. */
+  DOCTOR_WARN: 6,
+  /** outbox-tail doctor: at least one check fails. */
+  DOCTOR_FAIL: 7,
 } as const;
 
 export class OutboxTailError extends Error {

@@ -105,7 +105,10 @@ export class Relay {
           continue;
         }
         if ((error.code === 'SLOT_MISSING' || error.code === 'SLOT_INVALIDATED') && this.options.recoverSlot) {
-          this.log.warn({ event: 'slot-lost', code: error.code, err: error.message, hint: error.hint }, 'slot lost: --on-slot-lost recover rebuilds it from the outbox table');
+          this.log.warn(
+            { event: 'slot-lost', code: error.code, err: error.message, hint: error.hint },
+            'slot lost: --on-slot-lost recover rebuilds it from the outbox table',
+          );
           this.stats.state = 'reconnecting';
           await this.options.recoverSlot();
           continue;
