@@ -89,17 +89,20 @@ async function readOutboxStats(client: pg.Client, table: string, createdAtColumn
   const [schema, name] = splitTable(table);
   const qualified = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
   const size = (
-    await client.query<{ rows: number | null; bytes: string | null; has_created_at: boolean }>(
+    await client.query<{ rows: number | null; bytes: string | null; has_created_at: boolean; can_read: boolean }>(
       `select nullif(c.reltuples, -1)::bigint::float8 as rows, pg_total_relation_size(c.oid)::text as bytes,
+              has_table_privilege(c.oid, 'SELECT') as can_read,
               exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = $3 and not a.attisdropped) as has_created_at
          from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = $2`,
       [schema, name, createdAtColumn],
     )
   ).rows[0];
   if (!size) return { table, rowsEstimate: null, totalBytes: null, oldestCreatedAt: null };
-  const oldest = size.has_created_at
-    ? (await client.query<{ oldest: string | null }>(`select min(${client.escapeIdentifier(createdAtColumn)})::text as oldest from ${qualified}`)).rows[0]!
-        .oldest
-    : null;
+  // A least-privilege relay role may not read the outbox (docker/least-privilege.sql): then its age is unknown.
+  const oldest =
+    size.has_created_at && size.can_read
+      ? (await client.query<{ oldest: string | null }>(`select min(${client.escapeIdentifier(createdAtColumn)})::text as oldest from ${qualified}`)).rows[0]!
+          .oldest
+      : null;
   return { table, rowsEstimate: size.rows, totalBytes: size.bytes === null ? null : Number(size.bytes), oldestCreatedAt: oldest };
 }

@@ -22,6 +22,17 @@ export function expectedTopics(config: RunConfig, values: PostgresFacts['templat
   return [...new Set(names)].sort();
 }
 
+/**
+ * The template as a pattern of topic names ({aggregate_type} and the like match any legal name part), so
+ * that existing topics are checked even when the outbox's rows cannot be read (a least-privilege role); null
+ * for a fixed name.
+ */
+export function topicPattern(template: string): RegExp | null {
+  const parts = template.split(/(\{aggregate_type\}|\{event_type\}|\{table\})/);
+  if (parts.length === 1) return null;
+  return new RegExp(`^${parts.map((p) => (p.startsWith('{') ? '[A-Za-z0-9._-]+' : p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')}$`);
+}
+
 /** Reads the topics, their configs and the brokers' transaction limit with the relay's own Kafka settings (TLS, SASL). */
 export async function gatherKafkaFacts(config: RunConfig, topicNames: string[], logger: Logger): Promise<KafkaFacts> {
   const kafka = createKafka({
@@ -35,7 +46,10 @@ export async function gatherKafkaFacts(config: RunConfig, topicNames: string[], 
   try {
     const cluster = await admin.describeCluster();
     const existing = new Set(await admin.listTopics());
-    const all = [...new Set([...topicNames, config.offsetsTopic])];
+    const pattern = topicPattern(config.topic);
+    const matching = pattern ? [...existing].filter((t) => pattern.test(t) && t !== config.offsetsTopic && t !== config.deadLetterTopic) : [];
+    const outboxTopics = [...new Set([...topicNames, ...matching])].sort();
+    const all = [...new Set([...outboxTopics, config.offsetsTopic])];
     const present = all.filter((t) => existing.has(t));
     const facts = new Map<string, KafkaTopicFacts>(all.map((name) => [name, emptyTopic(name)]));
     if (present.length > 0) {
@@ -61,7 +75,7 @@ export async function gatherKafkaFacts(config: RunConfig, topicNames: string[], 
     }
     return {
       brokers: cluster.brokers.length,
-      topics: topicNames.map((n) => facts.get(n)!),
+      topics: outboxTopics.map((n) => facts.get(n)!),
       offsetsTopic: facts.get(config.offsetsTopic)!,
       transactionMaxTimeoutMs: await transactionMaxTimeout(admin, cluster),
     };

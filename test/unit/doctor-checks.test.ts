@@ -22,7 +22,7 @@ import {
   type CheckResult,
 } from '../../src/doctor/doctor-checks.js';
 import type { DoctorOptions, KafkaFacts, KafkaTopicFacts, PostgresFacts, StandbyFacts } from '../../src/doctor/doctor-facts.js';
-import { expectedTopics } from '../../src/doctor/gather-kafka-facts.js';
+import { expectedTopics, topicPattern } from '../../src/doctor/gather-kafka-facts.js';
 
 const GB = 1024 ** 3;
 const MB = 1024 ** 2;
@@ -302,6 +302,14 @@ describe('doctor checks (pure, over gathered facts)', () => {
     expect(expectedTopics(config(), [])).toEqual([]);
     expect(expectedTopics(config({ topic: 'events', deadLetterTopic: 'dlq', onOversize: 'dead-letter' }), [])).toEqual(['dlq', 'events']);
     expect(expectedTopics(config({ topic: 'x.{table}' }), [])).toEqual(['x.public.outbox']);
+  });
+
+  it('topic pattern: existing topics of the template are found without reading the outbox', () => {
+    const p = topicPattern('outbox.event.{aggregate_type}')!;
+    expect(p.test('outbox.event.order')).toBe(true);
+    expect(p.test('outbox-event-order')).toBe(false);
+    expect(p.test('outbox.event.')).toBe(false);
+    expect(topicPattern('fixed.name')).toBeNull();
   });
 
   it('min.insync.replicas: fails above the replication factor, warns on weak or brittle settings, ok on a single broker', () => {
