@@ -30,7 +30,9 @@ export async function gatherPostgresFacts(client: pg.Client, config: RunConfig, 
               current_user as usr, pg_is_in_recovery() as rec, current_setting('wal_level') as wal_level,
               r.rolsuper as superuser, r.rolreplication as replication,
               current_setting('synchronized_standby_slots', true) as sss,
-              has_function_privilege('pg_logical_emit_message(boolean, text, text)', 'EXECUTE') as emit
+              -- PostgreSQL 17 added a 4th argument (flush): whichever signature the server has
+              (select coalesce(bool_or(has_function_privilege(p.oid, 'EXECUTE')), false) from pg_proc p
+                where p.proname = 'pg_logical_emit_message' and p.proargtypes[2] = 'text'::regtype) as emit
          from pg_roles r where r.rolname = current_user`,
     )
   ).rows[0]!;

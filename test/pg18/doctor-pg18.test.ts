@@ -33,7 +33,11 @@ async function doctor(slot: string, args: string[] = []): Promise<DoctorReport> 
   }
 }
 
-const check = (report: DoctorReport, name: string): CheckResult => report.checks.find((c) => c.check === name)!;
+function check(report: DoctorReport, name: string): CheckResult {
+  const found = report.checks.find((c) => c.check === name);
+  if (!found) throw new Error(`no check ${name} in ${JSON.stringify(report.checks)}`);
+  return found;
+}
 
 /** A printed SQL fix as it is printed (up to the first "   (" remark), one statement at a time. */
 async function applySql(fix: string | null): Promise<void> {
@@ -104,7 +108,7 @@ describe('PostgreSQL 18: slot invalidation causes and doctor', () => {
     await waitForSetting('idle_replication_slot_timeout', '1min');
     const idleCheck = check(await doctor(slot), 'idle_replication_slot_timeout');
     expect(idleCheck.status).toBe('fail');
-    expect(idleCheck.found).toMatch(/^1m: .*idle_timeout, shorter than --max-downtime 1h/);
+    expect(idleCheck.found).toMatch(/^1m: .*\(cause idle_timeout\), shorter than --max-downtime 1h/);
 
     // The invalidation happens at a checkpoint once the slot was inactive for the timeout (1 min, PG 18's minimum).
     const t0 = Date.now();
