@@ -23,6 +23,7 @@ import {
 } from '../../src/doctor/doctor-checks.js';
 import type { DoctorOptions, KafkaFacts, KafkaTopicFacts, PostgresFacts, StandbyFacts } from '../../src/doctor/doctor-facts.js';
 import { expectedTopics, topicPattern } from '../../src/doctor/gather-kafka-facts.js';
+import { formatDoctorReport } from '../../src/doctor/run-doctor.js';
 
 const GB = 1024 ** 3;
 const MB = 1024 ** 2;
@@ -376,5 +377,31 @@ describe('doctor checks (pure, over gathered facts)', () => {
     expect(doctorExitCode([r('ok'), r('ok')])).toBe(0);
     expect(doctorExitCode([r('ok'), r('warn')])).toBe(6);
     expect(doctorExitCode([r('warn'), r('fail'), r('ok')])).toBe(7);
+  });
+});
+
+describe('doctor report table', () => {
+  it('prints one row per check, the fix under a row that has one, and the verdict with its exit code', () => {
+    const text = formatDoctorReport({
+      status: 'warn',
+      exitCode: 6,
+      postgres: { target: 'db:5432/app', serverVersion: '18.1', database: 'app', user: 'relay' },
+      kafka: { brokers: ['k:9092'], brokerCount: 1 },
+      checks: [
+        { check: 'wal_level', status: 'ok', found: 'logical', fix: null },
+        { check: 'max_slot_wal_keep_size', status: 'warn', found: '-1 (unbounded)', fix: "ALTER SYSTEM SET max_slot_wal_keep_size = '1GB'" },
+      ],
+    });
+    expect(text.split('\n')).toEqual([
+      'postgres db:5432/app (PostgreSQL 18.1, database app, user relay); kafka k:9092 (1 broker(s))',
+      '',
+      'CHECK                   STATUS  FOUND',
+      'wal_level               ok      logical',
+      'max_slot_wal_keep_size  warn    -1 (unbounded)',
+      "                                fix: ALTER SYSTEM SET max_slot_wal_keep_size = '1GB'",
+      '',
+      'warn: 1 ok, 1 warn, 0 fail (exit 6)',
+      '',
+    ]);
   });
 });
