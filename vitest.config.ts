@@ -14,7 +14,12 @@ import { LongestFirstSequencer } from './test/support/longest-first-sequencer.js
 const stackSetup = ['test/support/global-setup.ts'];
 // The containers project exists only when asked for by name (--project containers),
 // so that `vitest run` / `npm test` never need a container engine.
-const containersSelected = process.argv.some((arg, i, all) => (arg === '--project' && all[i + 1] === 'containers') || arg === '--project=containers');
+const selected = (name: string) => process.argv.some((arg, i, all) => (arg === '--project' && all[i + 1] === name) || arg === `--project=${name}`);
+const containersSelected = selected('containers');
+// pg18: PostgreSQL 18's slot settings (idle_replication_slot_timeout, synchronized_standby_slots) changed on a
+// server of the file's own (they act on every slot of a server; relayTestbed ownStack, so no shared stack), through bin/with-engine.sh with
+// OUTBOX_TAIL_PG_MAJOR=18; only when asked for by name, like containers.
+const pg18Selected = selected('pg18');
 
 // Most of a file's time is spent waiting on servers, kills and restarts, not on CPU: on our 2-core
 // machines four files at once take about a third of the time of one at a time (vitest's default
@@ -53,6 +58,7 @@ export default defineConfig({
             },
           ]
         : []),
+      ...(pg18Selected ? [{ extends: true as const, test: { name: 'pg18', include: ['test/pg18/**/*.test.ts'] } }] : []),
     ],
   },
 });

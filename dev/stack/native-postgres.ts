@@ -46,6 +46,11 @@ const DEFAULT_SETTINGS: Record<string, string> = {
   synchronous_commit: 'on',
   full_page_writes: 'off',
   log_line_prefix: '%m [%p] ',
+  // Bounded as in production (docker/docker-compose.yml: 2GB): a stuck slot must not fill the disk, and
+  // `outbox-tail doctor` warns on an unbounded one (docs/doctor.md), so the demo's stack is bounded too. Far
+  // above what any test writes while a slot lags; in postgresql.conf, so ALTER SYSTEM (the fault suite's
+  // 64MB) still overrides it. Not in POSTGRES_CAPACITY: the containers get that as -c, which ALTER SYSTEM cannot override.
+  max_slot_wal_keep_size: '8GB',
 };
 
 const executable = async (path: string) => {

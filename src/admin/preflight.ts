@@ -9,6 +9,7 @@ import { classifyPgError, STANDBY_HINT } from '../postgres/pg-errors.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import type { Sink } from '../sink/sink.js';
 import { createSlot } from './create-slot.js';
+import { describeInvalidation, INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from './invalidation-cause.js';
 import { warnOnMissingStandbySlots } from './standby-slots-check.js';
 
 export interface PreflightResult {
@@ -139,10 +140,14 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
 async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: Logger): Promise<boolean> {
   const { slot } = config;
   const row = (
-    await client.query<{ plugin: string | null; slot_type: string; database: string | null; wal_status: string | null }>(
-      'select plugin, slot_type, database, wal_status from pg_replication_slots where slot_name = $1',
-      [slot],
-    )
+    await client.query<{
+      plugin: string | null;
+      slot_type: string;
+      database: string | null;
+      wal_status: string | null;
+      invalidation_reason: string | null;
+      conflicting: boolean | null;
+    }>(`select r.plugin, r.slot_type, r.database, ${INVALIDATION_COLUMNS_SQL} from pg_replication_slots r where r.slot_name = $1`, [slot])
   ).rows[0];
   if (!row) {
     if (!config.createSlot) {
@@ -174,15 +179,43 @@ async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: 
       "connect to the slot's database with --database-url, or use another slot",
     );
   }
-  if (row.wal_status === 'lost') {
-    throw fail(
-      'SLOT_INVALIDATED',
-      `replication slot ${slot} is invalidated (wal_status = lost): WAL it needed was removed and events may be lost`,
-      'follow the runbook "Slot invalidated" (docs/operations.md): create a new slot and re-publish from the outbox table',
-      EXIT.SLOT_LOST,
-    );
-  }
+  const cause = invalidationCause({ walStatus: row.wal_status, invalidationReason: row.invalidation_reason, conflicting: row.conflicting });
+  if (cause) throw slotInvalidatedError(slot, cause);
   return false;
+}
+
+/** SLOT_INVALIDATED (exit 4) naming PostgreSQL's cause and the setting to change, then the runbook. */
+export function slotInvalidatedError(slot: string, cause: InvalidationCause, options: { cause?: unknown } = {}): OutboxTailError {
+  return new OutboxTailError('SLOT_INVALIDATED', `${describeInvalidation(slot, cause)}; events since may be lost`, {
+    hint: `${cause.fix}. Then recover: \`outbox-tail recover\` (or run with --on-slot-lost recover) creates a new slot and re-publishes from the outbox table (README runbook "slot invalidated")`,
+    exitCode: EXIT.SLOT_LOST,
+    ...(options.cause === undefined ? {} : { cause: options.cause }),
+  });
+}
+
+/**
+ * A SLOT_INVALIDATED raised mid-run (START_REPLICATION refused, SQLSTATE 55000) says only that
+ * the slot is unusable: read PostgreSQL's cause of it over a normal connection and name it with the
+ * fix. The original error is returned when the cause cannot be read.
+ */
+export async function explainSlotInvalidated(config: RunConfig, error: OutboxTailError): Promise<OutboxTailError> {
+  if (error.code !== 'SLOT_INVALIDATED') return error;
+  try {
+    const row = await withPgClient(
+      config,
+      async (client) =>
+        (
+          await client.query<{ wal_status: string | null; invalidation_reason: string | null; conflicting: boolean | null }>(
+            `select ${INVALIDATION_COLUMNS_SQL} from pg_replication_slots r where r.slot_name = $1`,
+            [config.slot],
+          )
+        ).rows[0],
+    );
+    const cause = row ? invalidationCause({ walStatus: row.wal_status, invalidationReason: row.invalidation_reason, conflicting: row.conflicting }) : null;
+    return cause ? slotInvalidatedError(config.slot, cause, { cause: error }) : error;
+  } catch {
+    return error;
+  }
 }
 
 async function checkKafka(sink: Pick<Sink, 'metadata'>) {

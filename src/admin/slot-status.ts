@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { splitTable } from '../outbox/qualified-table.js';
+import { INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from './invalidation-cause.js';
 
 export interface SlotStatus {
   slot: string;
@@ -13,6 +14,14 @@ export interface SlotStatus {
   lagBytes: number | null;
   retainedWalBytes: number | null;
   walStatus: string | null;
+  /** PostgreSQL 17+: pg_replication_slots.invalidation_reason (null when valid, or on older servers). */
+  invalidationReason: string | null;
+  /** Why the slot was invalidated and the setting to change (null when it is not invalidated). */
+  invalidation: InvalidationCause | null;
+  /** logical or physical (null when the slot does not exist). */
+  slotType: string | null;
+  /** The database of a logical slot. */
+  database: string | null;
   /** PostgreSQL 17+: pg_replication_slots.failover; null where the server has no such column (or no slot). */
   failover: boolean | null;
   /** PostgreSQL 17+, on a standby: the slot is a synchronized copy of the primary's. */
@@ -37,7 +46,7 @@ export async function readSlotStatus(
               r.plugin, r.active, r.active_pid, r.confirmed_flush_lsn::text as confirmed, r.restart_lsn::text as restart,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.confirmed_flush_lsn)::bigint as lag,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.restart_lsn)::bigint as retained,
-              r.wal_status,
+              ${INVALIDATION_COLUMNS_SQL}, r.slot_type, r.database,
               -- columns of PostgreSQL 17+, read without naming them so older servers answer null
               (to_jsonb(r) ->> 'failover')::boolean as failover, (to_jsonb(r) ->> 'synced')::boolean as synced
          from (select 1) x left join pg_replication_slots r on r.slot_name = $1`,
@@ -61,6 +70,11 @@ export async function readSlotStatus(
     lagBytes: s.lag === null ? null : Number(s.lag),
     retainedWalBytes: s.retained === null ? null : Number(s.retained),
     walStatus: s.wal_status,
+    invalidationReason: s.invalidation_reason,
+    invalidation:
+      s.slot_type === null ? null : invalidationCause({ walStatus: s.wal_status, invalidationReason: s.invalidation_reason, conflicting: s.conflicting }),
+    slotType: s.slot_type,
+    database: s.database,
     failover: s.failover,
     synced: s.synced,
     publication,
@@ -75,17 +89,20 @@ async function readOutboxStats(client: pg.Client, table: string, createdAtColumn
   const [schema, name] = splitTable(table);
   const qualified = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
   const size = (
-    await client.query<{ rows: number | null; bytes: string | null; has_created_at: boolean }>(
+    await client.query<{ rows: number | null; bytes: string | null; has_created_at: boolean; can_read: boolean }>(
       `select nullif(c.reltuples, -1)::bigint::float8 as rows, pg_total_relation_size(c.oid)::text as bytes,
+              has_table_privilege(c.oid, 'SELECT') as can_read,
               exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = $3 and not a.attisdropped) as has_created_at
          from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = $2`,
       [schema, name, createdAtColumn],
     )
   ).rows[0];
   if (!size) return { table, rowsEstimate: null, totalBytes: null, oldestCreatedAt: null };
-  const oldest = size.has_created_at
-    ? (await client.query<{ oldest: string | null }>(`select min(${client.escapeIdentifier(createdAtColumn)})::text as oldest from ${qualified}`)).rows[0]!
-        .oldest
-    : null;
+  // A least-privilege relay role may not read the outbox (docker/least-privilege.sql): then its age is unknown.
+  const oldest =
+    size.has_created_at && size.can_read
+      ? (await client.query<{ oldest: string | null }>(`select min(${client.escapeIdentifier(createdAtColumn)})::text as oldest from ${qualified}`)).rows[0]!
+          .oldest
+      : null;
   return { table, rowsEstimate: size.rows, totalBytes: size.bytes === null ? null : Number(size.bytes), oldestCreatedAt: oldest };
 }

@@ -83,4 +83,18 @@ export const COMMANDS = {
       json,
     },
   },
+  doctor: {
+    names: ['doctor'],
+    describe:
+      'check the database and Kafka for what stalls, bloats or loses a slot: a table of ok/warn/fail, each with its fix; exit 0 all ok, 1 a warning, 2 a failure (docs/doctor.md)',
+    options: {
+      'max-downtime': { type: 'string', default: '1h', describe: 'the longest relay outage the slot must survive (sizes max_slot_wal_keep_size)' },
+      'wal-sample': { type: 'string', default: '2s', describe: 'how long pg_current_wal_lsn() is sampled for the WAL rate' },
+      'recovery-window': { type: 'string', default: '7d', describe: 'how long Kafka must keep records (topic retention.ms)' },
+      'prune-older-than': { type: 'string', describe: "prune's --older-than, to check the outbox's oldest row against" },
+      partitions: { type: 'number', describe: 'the partition count every outbox topic must have' },
+      'standby-url': { type: 'string', describe: 'a standby to check for failover slots (sync_replication_slots) [env: OUTBOX_TAIL_STANDBY_URL]' },
+      json: { type: 'boolean', describe: 'print one JSON object (its shape: docs/doctor.md)' },
+    },
+  },
 } as const satisfies Record<string, CommandSpec>;

@@ -28,6 +28,7 @@ import { replayOutbox } from '../recovery/replay-outbox.js';
 import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { COMMANDS, CONFIG_FILE_OPTION, type CommandSpec } from './command-options.js';
 import { runDaemon } from './run-daemon.js';
+import { formatDoctorReport, runDoctor } from '../doctor/run-doctor.js';
 
 /** Declares every config option on a command, by group; no yargs defaults, so precedence stays in resolveConfig. */
 function withConfigOptions<T>(y: Argv<T>): Argv<T> {
@@ -145,6 +146,9 @@ async function statusCommand(argv: Record<string, unknown>): Promise<number> {
       `lag_bytes            ${status.lagBytes ?? '-'}`,
       `retained_wal_bytes   ${status.retainedWalBytes ?? '-'}`,
       `wal_status           ${status.walStatus ?? '-'}`,
+      ...(status.invalidation
+        ? [`invalidated          cause ${status.invalidation.reason}: ${status.invalidation.cause}`, `fix                  ${status.invalidation.fix}`]
+        : []),
       `failover             ${!status.exists ? '-' : (status.failover ?? '- (no failover slots before PostgreSQL 17)')}${status.synced ? ' (synced copy on a standby)' : ''}`,
       `publication          ${status.publication} ${status.publicationExists ? `(${status.publicationTables.join(', ') || 'no tables'})` : 'MISSING'}`,
       `outbox               ${status.outbox?.totalBytes == null ? 'MISSING' : `${status.outbox.table}: ~${status.outbox.rowsEstimate ?? '?'} rows, ${status.outbox.totalBytes} bytes, oldest ${status.outbox.oldestCreatedAt ?? '-'}`}`,
@@ -265,6 +269,28 @@ async function recoverCommand(argv: Record<string, unknown>): Promise<number> {
   return report.replay.malformed.length === 0 ? EXIT.OK : EXIT.BAD_INPUT;
 }
 
+async function doctorCommand(argv: Record<string, unknown>): Promise<number> {
+  const config = toRunConfig(loadConfig(argv, process.env));
+  const partitions = argv.partitions as number | undefined;
+  if (partitions !== undefined && (!Number.isInteger(partitions) || partitions < 1)) {
+    throw new OutboxTailError('CONFIG_INVALID', 'invalid configuration:\n  --partitions: expected a whole number >= 1', {
+      hint: 'e.g. --partitions 6',
+      exitCode: EXIT.CONFIG,
+    });
+  }
+  const options = {
+    maxDowntimeMs: parseDuration('max-downtime', argv['max-downtime'] as string),
+    walSampleMs: parseDuration('wal-sample', argv['wal-sample'] as string),
+    recoveryWindowMs: parseDuration('recovery-window', argv['recovery-window'] as string),
+    pruneOlderThanMs: argv['prune-older-than'] === undefined ? null : parseDuration('prune-older-than', argv['prune-older-than'] as string),
+    partitions: partitions ?? null,
+    standbyUrl: (argv['standby-url'] as string | undefined) ?? process.env.OUTBOX_TAIL_STANDBY_URL ?? null,
+  };
+  const report = await runDoctor(config, options, createLogger('silent'));
+  process.stdout.write(argv.json ? `${JSON.stringify(report)}\n` : formatDoctorReport(report));
+  return report.exitCode;
+}
+
 const HANDLERS: Record<keyof typeof COMMANDS, (argv: Record<string, unknown>) => Promise<number>> = {
   run: runCommand,
   init: initCommand,
@@ -273,6 +299,7 @@ const HANDLERS: Record<keyof typeof COMMANDS, (argv: Record<string, unknown>) =>
   replay: replayCommand,
   prune: pruneCommand,
   recover: recoverCommand,
+  doctor: doctorCommand,
 };
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<number> {

@@ -58,7 +58,10 @@ export async function runDaemon(config: RunConfig, extras: Omit<RelayOptions, 'c
     await preflight(config, logger, { kafka: sinkFactory(config, logger) });
   } catch (error) {
     if (!recover || !OutboxTailError.is(error) || (error.code !== 'SLOT_MISSING' && error.code !== 'SLOT_INVALIDATED')) throw error;
-    logger.warn({ event: 'slot-lost', code: error.code, err: error.message }, 'slot lost: --on-slot-lost recover rebuilds it from the outbox table');
+    logger.warn(
+      { event: 'slot-lost', code: error.code, err: error.message, hint: error.hint },
+      'slot lost: --on-slot-lost recover rebuilds it from the outbox table',
+    );
     await recover();
     await preflight(config, logger, { kafka: sinkFactory(config, logger) });
   }

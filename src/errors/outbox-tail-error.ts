@@ -67,6 +67,10 @@ export const EXIT = {
   PREFLIGHT: 3,
   SLOT_LOST: 4,
   BAD_INPUT: 5,
+  /** outbox-tail doctor: at least one check warns, none fails (0/1/2 as monitoring plugins count: ok/warning/critical). */
+  DOCTOR_WARN: 1,
+  /** outbox-tail doctor: at least one check fails; a config error (2) is a failure too. */
+  DOCTOR_FAIL: 2,
 } as const;
 
 export class OutboxTailError extends Error {

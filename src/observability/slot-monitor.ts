@@ -73,10 +73,13 @@ export class SlotMonitor {
               walStatus,
               retainedWalBytes: status.retainedWalBytes,
               code: walStatus === 'lost' ? 'SLOT_INVALIDATED' : walStatus === 'missing' ? 'SLOT_MISSING' : undefined,
+              ...(status.invalidation ? { invalidationReason: status.invalidation.reason, hint: status.invalidation.fix } : {}),
             },
             walStatus === 'missing'
               ? 'the replication slot does not exist'
-              : `slot wal_status is ${walStatus}${walStatus === 'lost' ? ': WAL it needs was removed (see the runbook "slot invalidated")' : ': its WAL is beyond max_wal_size and may be removed (max_slot_wal_keep_size)'}`,
+              : walStatus === 'lost'
+                ? `slot wal_status is lost: invalidated, cause ${status.invalidation?.reason ?? 'wal_removed'}: ${status.invalidation?.cause ?? 'WAL it needs was removed'}. Fix: ${status.invalidation?.fix ?? 'max_slot_wal_keep_size'} (see the runbook "slot invalidated")`
+                : `slot wal_status is ${walStatus}: its WAL is beyond max_wal_size and may be removed (max_slot_wal_keep_size)`,
           );
         } else if (this.lastWalStatus !== null) {
           this.log.info({ event: 'slot-wal-status', walStatus }, `slot wal_status is ${walStatus} again`);

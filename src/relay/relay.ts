@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Checkpointer } from '../checkpoint/checkpointer.js';
 import type { RunConfig } from '../config/run-config.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { explainSlotInvalidated } from '../admin/preflight.js';
 import { createKafkaSink } from '../sink/create-sink.js';
 import type { SinkFactory } from '../sink/sink.js';
 import type { SkipRule } from '../exactly-once/skip-published.js';
@@ -89,7 +90,9 @@ export class Relay {
         await session.run();
         if (this.stopping) break;
       } catch (raw) {
-        const error = OutboxTailError.is(raw) ? raw : new OutboxTailError('REPLICATION_STREAM_ERROR', String(raw), { retriable: true, cause: raw });
+        let error = OutboxTailError.is(raw) ? raw : new OutboxTailError('REPLICATION_STREAM_ERROR', String(raw), { retriable: true, cause: raw });
+        // Name PostgreSQL's cause of the invalidation (and its fix) in the log and the exit message.
+        if (error.code === 'SLOT_INVALIDATED') error = await explainSlotInvalidated(config, error);
         if (this.stopping && error.retriable) break;
         this.stats.restarts[error.code] = (this.stats.restarts[error.code] ?? 0) + 1;
         if (error.code === 'SLOT_ACTIVE') {
@@ -102,7 +105,10 @@ export class Relay {
           continue;
         }
         if ((error.code === 'SLOT_MISSING' || error.code === 'SLOT_INVALIDATED') && this.options.recoverSlot) {
-          this.log.warn({ event: 'slot-lost', code: error.code, err: error.message }, 'slot lost: --on-slot-lost recover rebuilds it from the outbox table');
+          this.log.warn(
+            { event: 'slot-lost', code: error.code, err: error.message, hint: error.hint },
+            'slot lost: --on-slot-lost recover rebuilds it from the outbox table',
+          );
           this.stats.state = 'reconnecting';
           await this.options.recoverSlot();
           continue;
