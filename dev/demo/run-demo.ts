@@ -17,6 +17,52 @@ import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
 const SLOT = 'orders_outbox';
 const PUBLICATION = 'outbox_tail';
 const TOPIC = `outbox.event.${ORDER_AGGREGATE}`;
+// The relay runs as a least-privilege role, as in production (docker/least-privilege.sql): LOGIN REPLICATION and
+// its position table, nothing else. A password makes the same URL work on trust (native) and scram (container) servers.
+const RELAY_ROLE = 'outbox_tail_demo_relay';
+const RELAY_PASSWORD = 'outbox-tail-demo';
+
+async function createRelayRole(client: pg.Client): Promise<string> {
+  const exists = await client.query('select 1 from pg_roles where rolname = $1', [RELAY_ROLE]);
+  const verb = exists.rowCount ? 'alter' : 'create';
+  await client.query(`${verb} role ${RELAY_ROLE} login replication nosuperuser password '${RELAY_PASSWORD}'`);
+  await client.query(`grant select, insert, update on outbox_tail_relay_position to ${RELAY_ROLE}`);
+  return RELAY_ROLE;
+}
+
+function urlAs(databaseUrl: string, user: string, password: string): string {
+  const url = new URL(databaseUrl);
+  url.username = user;
+  url.password = password;
+  return url.toString();
+}
+
+interface DoctorVerdict {
+  status: string;
+  checks: Array<{ check: string; status: string; found: string; fix: string | null }>;
+}
+
+/** `outbox-tail doctor --json` as the relay's role: the demo's stack is set up right, so every check should be ok. */
+function runDoctor(env: NodeJS.ProcessEnv): Promise<DoctorVerdict> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(packageRoot(), 'bin/outbox-tail.js'), 'doctor', '--slot', SLOT, '--json'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let errText = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (errText += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as DoctorVerdict);
+      } catch {
+        reject(new Error(`outbox-tail doctor exited ${code} without a JSON report: ${errText.trim() || out.trim()}`));
+      }
+    });
+  });
+}
 
 /**
  * `npm run demo [-- --orders N --rate R]`: the main job end to end on a local stack. Starts
@@ -38,12 +84,17 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
     await client.connect();
     const { migrations } = await initOutbox(client, { publication: PUBLICATION, table: DEFAULT_OUTBOX_TABLE, slot: SLOT });
     await createOrdersTable(client);
+    const relayEnv = {
+      ...process.env,
+      OUTBOX_TAIL_DATABASE_URL: urlAs(stack.databaseUrl, await createRelayRole(client), RELAY_PASSWORD),
+      OUTBOX_TAIL_BROKERS: stack.brokers.join(','),
+    };
     err(`demo: init done (migrations applied: ${migrations.applied.join(', ') || 'none'}; slot ${SLOT}; publication ${PUBLICATION})`);
 
     const relayLog = join(logDir, 'relay.log');
     const out = createWriteStream(relayLog);
     const relay = spawn(process.execPath, [join(packageRoot(), 'bin/outbox-tail.js'), '--slot', SLOT], {
-      env: { ...process.env, OUTBOX_TAIL_DATABASE_URL: stack.databaseUrl, OUTBOX_TAIL_BROKERS: stack.brokers.join(','), OUTBOX_TAIL_STATUS_INTERVAL_MS: '200' },
+      env: { ...relayEnv, OUTBOX_TAIL_STATUS_INTERVAL_MS: '200' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     relay.stdout.pipe(out);
@@ -108,6 +159,8 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
       )
     ).rows;
     const final = await status();
+    const doctor = await runDoctor(relayEnv);
+    const notOk = doctor.checks.filter((c) => c.status !== 'ok');
     const ok = counts!.orders === options.orders && counts!.outbox === options.orders && ids.size >= options.orders;
     const summary = {
       orders: counts!.orders,
@@ -117,12 +170,14 @@ export async function demo(options: { orders: number; rate: number }): Promise<n
       confirmed_lag_bytes: final.lagBytes,
       confirmed_flush_lsn: final.confirmedFlushLsn,
       seconds: Number(seconds.toFixed(1)),
+      relay_role: RELAY_ROLE,
+      doctor: `${doctor.status} (${doctor.checks.length - notOk.length}/${doctor.checks.length} checks ok)`,
       ok,
     };
     process.stdout.write(
       `\nsummary\n${Object.entries(summary)
         .map(([k, v]) => `  ${k.padEnd(22)} ${v}`)
-        .join('\n')}\n`,
+        .join('\n')}\n${notOk.map((c) => `  doctor ${c.status}: ${c.check}: ${c.found}${c.fix ? ` (fix: ${c.fix})` : ''}\n`).join('')}`,
     );
     return ok ? 0 : 1;
   } finally {
