@@ -17,7 +17,8 @@
 -- pg_logical_emit_message(false, '<prefix>-heartbeat', '') on a normal
 -- connection: EXECUTE on it is PUBLIC's by default, so no grant is needed; where
 -- a policy revoked it, a superuser runs
---   GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) TO outbox_tail;
+--   GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) TO outbox_tail;           -- 15, 16
+--   GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text, boolean) TO outbox_tail;  -- 17+
 -- (this script checks and says so below). It writes WAL only, no table.
 -- The publication is created here by the table owner, never by the relay.
 -- pg_hba.conf needs a line for the application DATABASE (a logical replication
@@ -78,10 +79,14 @@ SELECT NOT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = :'publication') 
 \endif
 
 -- The heartbeat's one function (see the header).
-SELECT has_function_privilege(:'relay_role', 'pg_logical_emit_message(boolean, text, text)', 'EXECUTE') AS heartbeat_ok \gset
+-- By oid, not by signature: PostgreSQL 17 added a fourth argument (flush boolean default false), so the
+-- three-argument signature no longer names a function there and a lookup by it would abort this script.
+SELECT coalesce(bool_and(has_function_privilege(:'relay_role', p.oid, 'EXECUTE')), false) AS heartbeat_ok
+  FROM pg_proc p
+ WHERE p.proname = 'pg_logical_emit_message' AND p.proargtypes[2] = 'text'::regtype \gset
 \if :heartbeat_ok
 \else
-  \echo 'note: the relay role may not execute pg_logical_emit_message(boolean, text, text): --heartbeat-interval-ms would fail; see the header'
+  \echo 'note: the relay role may not execute pg_logical_emit_message(boolean, text, text[, boolean]): --heartbeat-interval-ms would fail; see the header'
 \endif
 
 \echo relay role :relay_role ready: LOGIN REPLICATION, owns nothing; publication :publication on :outbox_table
