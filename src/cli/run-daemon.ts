@@ -6,7 +6,7 @@ import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createLogger } from '../logging/create-logger.js';
 import { RelayObservability } from '../observability/observability.js';
 import { Relay, type RelayOptions } from '../relay/relay.js';
-import { createKafkaSink } from '../sink/create-sink.js';
+import { createKafkaSink } from '../sink-factory/create-sink.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { recoverSlot } from '../recovery/recover-slot.js';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
 import { readSecretFile } from '../secrets/read-secret-file.js';
-import { RECORD_HEADER_NAMES } from '../sink/record-builder.js';
+import { RECORD_HEADER_NAMES } from '../record-format/record-headers.js';
 
 /**
  * The one config schema: every option, its type, its default. Flags, env vars

@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { packageRoot } from '../admin/package-root.js';
 import type { RunConfig } from '../config/run-config.js';
 import type { RelayStats } from '../relay/relay-stats.js';
-import type { SinkFactory } from '../sink/sink.js';
+import type { SinkFactory } from '../sink-factory/create-sink.js';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from './metrics-server.js';
 import { createRelayMetrics, type RelayMetrics } from './relay-metrics.js';
 import { SlotMonitor } from './slot-monitor.js';

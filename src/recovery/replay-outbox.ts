@@ -5,9 +5,9 @@ import { columnMapping } from '../outbox/outbox-columns.js';
 import type { Transaction } from '../outbox/outbox-event.js';
 import { isMalformed, RowMapper } from '../outbox/row-mapper.js';
 import { Lsn } from '../replication/lsn.js';
-import { createKafkaSink } from '../sink/create-sink.js';
-import { RecordBuilder } from '../sink/record-builder.js';
-import type { SinkRecord } from '../sink/sink.js';
+import { createKafkaSink } from '../sink-factory/create-sink.js';
+import { RecordBuilder } from '../record-format/record-builder.js';
+import type { SinkRecord } from '../record-format/sink-record.js';
 import type { TimeWindow } from './time-window.js';
 import { collectWindow, dropWindow, MISSING_ROWS, openWindow } from './verify-outbox.js';
 

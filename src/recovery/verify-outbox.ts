@@ -1,17 +1,17 @@
 import { logLevel, type IHeaders } from 'kafkajs';
-import { createKafka } from '../kafka/create-kafka.js';
+import { createKafka } from '../kafka-clients/kafkajs/create-kafka.js';
 import type pg from 'pg';
 import type { RelayConfig } from '../config/config-schema.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
-import { readTopicRange, type PartitionRange } from '../kafka/read-topic-range.js';
+import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
+import { readTopicRange, type PartitionRange } from '../kafka-clients/kafkajs/read-topic-range.js';
 import type { OutboxEvent } from '../outbox/outbox-event.js';
 import { splitTable } from '../outbox/qualified-table.js';
 import { TIMESTAMPTZ_OID, toRfc3339 } from '../outbox/rfc3339-timestamp.js';
 import { classifyPgError } from '../postgres/pg-errors.js';
-import { connectionConfig } from '../sink/kafka-sink.js';
-import { kafkaSinkOptions } from '../sink/kafka-sink-options.js';
-import { compileTopicTemplate } from '../sink/topic-template.js';
+import { connectionConfig } from '../kafka-clients/kafkajs/kafka-sink.js';
+import { kafkaSinkOptions } from '../kafka-clients/kafka-client-options.js';
+import { compileTopicTemplate } from '../record-format/topic-template.js';
 import { createLogger } from '../logging/create-logger.js';
 import type { TimeWindow } from './time-window.js';
 

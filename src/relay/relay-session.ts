@@ -12,7 +12,7 @@ import { Lsn } from '../replication/lsn.js';
 import { Heartbeat } from '../replication/heartbeat.js';
 import { ReplicationSource } from '../replication/replication-source.js';
 import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
-import { RecordBuilder } from '../sink/record-builder.js';
+import { RecordBuilder } from '../record-format/record-builder.js';
 import { alreadyPublished, type SkipRule } from '../exactly-once/skip-published.js';
 import type { Watermark } from '../exactly-once/watermark.js';
 import { withPgClient } from '../postgres/with-pg-client.js';

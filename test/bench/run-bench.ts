@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
 import { configDefaults } from '../../src/config/config-schema.js';
-import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
+import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import {

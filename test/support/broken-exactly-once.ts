@@ -2,8 +2,10 @@ import type { Logger } from 'pino';
 import type { RelayConfig } from '../../src/config/config-schema.js';
 import type { SkipRule } from '../../src/exactly-once/skip-published.js';
 import type { Watermark } from '../../src/exactly-once/watermark.js';
-import { createKafkaSink } from '../../src/sink/create-sink.js';
-import { isTransactional, type Sealed, type SinkFactory, type SinkRecord, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
+import { createKafkaSink } from '../../src/sink-factory/create-sink.js';
+import { isTransactional, type Sealed, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
+import type { SinkFactory } from '../../src/sink-factory/create-sink.js';
+import type { SinkRecord } from '../../src/record-format/sink-record.js';
 
 /**
  * Deliberately broken exactly-once relays, built from the library's parts in
