@@ -6,6 +6,7 @@ import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createLogger } from '../logging/create-logger.js';
 import { RelayObservability } from '../observability/observability.js';
 import { Relay, type RelayOptions } from '../relay/relay.js';
+import { relayStages } from '../relay/relay-wiring.js';
 import { createKafkaSink } from '../sink-factory/create-sink.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { recoverSlot } from '../recovery/recover-slot.js';
@@ -48,24 +49,31 @@ async function recoverLostSlot(config: RunConfig, logger: Logger): Promise<void>
   }
 }
 
-export async function runDaemon(config: RunConfig, extras: Omit<RelayOptions, 'config' | 'logger'> & { logger?: Logger } = {}): Promise<number> {
+/** What a caller may add to the relay the config describes: the seams of the negative controls and the bench. */
+export type DaemonExtras = Omit<RelayOptions, 'supervisor' | 'session' | 'sink' | 'pg' | 'logger'> & { logger?: Logger };
+
+export async function runDaemon(config: RunConfig, extras: DaemonExtras = {}): Promise<number> {
   const logger = extras.logger ?? createLogger(config.logLevel);
   logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
+  const stages = relayStages(config);
   const sinkFactory = extras.sinkFactory ?? createKafkaSink;
   const recover = config.onSlotLost === 'recover' ? (extras.recoverSlot ?? (() => recoverLostSlot(config, logger))) : undefined;
   // Kafka is checked with the client and settings the relay will publish with.
   try {
-    await preflight(config, logger, { kafka: sinkFactory(config, logger) });
+    await preflight(stages.preflight, logger, { kafka: sinkFactory(stages.sink, logger) });
   } catch (error) {
     if (!recover || !OutboxTailError.is(error) || (error.code !== 'SLOT_MISSING' && error.code !== 'SLOT_INVALIDATED')) throw error;
     logger.warn({ event: 'slot-lost', code: error.code, err: error.message }, 'slot lost: --on-slot-lost recover rebuilds it from the outbox table');
     await recover();
-    await preflight(config, logger, { kafka: sinkFactory(config, logger) });
+    await preflight(stages.preflight, logger, { kafka: sinkFactory(stages.sink, logger) });
   }
-  const observability = new RelayObservability(config, logger);
+  const observability = new RelayObservability(stages.observability, logger);
   const relay = new Relay({
     ...extras,
-    config,
+    supervisor: stages.supervisor,
+    session: stages.session,
+    sink: stages.sink,
+    pg: stages.pg,
     logger,
     sinkFactory: observability.wrapSinkFactory(sinkFactory),
     ...(recover ? { recoverSlot: recover } : {}),

@@ -1,8 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { RelayConfig } from '../config/config-schema.js';
 import { createLogger } from '../logging/create-logger.js';
 import { serveSink } from '../sink-thread/serve-sink.js';
-import { createKafkaSink } from './create-sink.js';
+import { createKafkaSink, type SinkSettings } from './create-sink.js';
 
 /**
  * The sink thread's entry module (--sink-thread worker): builds the sink the
@@ -11,6 +10,6 @@ import { createKafkaSink } from './create-sink.js';
  */
 const port = parentPort;
 if (!port) throw new Error('sink-thread-entry.ts runs as a worker thread only');
-const { config } = workerData as { config: RelayConfig };
-const logger = createLogger(config.logLevel).child({ thread: 'sink' });
-serveSink(port, createKafkaSink({ ...config, sinkThread: 'main' }, logger));
+const { settings } = workerData as { settings: SinkSettings };
+const logger = createLogger(settings.logLevel).child({ thread: 'sink' });
+serveSink(port, createKafkaSink({ ...settings, sinkThread: 'main' }, logger));
