@@ -1,7 +1,8 @@
 // Public API of the outbox-tail package. Exports only: importing it has no side effects.
 
 // The relay as a library: config, the supervisor, and the pieces it is wired from.
-export { configSchema, type RelayConfig, type ConfigInput } from './config/config-schema.js';
+export { configSchema } from './config/config-schema.js';
+export type { RelayConfig, ConfigInput } from './config/relay-config.js';
 export { resolveConfig, redactConfig, type ConfigSources } from './config/resolve-config.js';
 export { toRunConfig, type RunConfig } from './config/run-config.js';
 export { Relay, type RelayOptions } from './relay/relay.js';

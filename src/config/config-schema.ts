@@ -215,8 +215,5 @@ export const configSchema = z
     };
   });
 
-export type RelayConfig = z.output<typeof configSchema>;
-export type ConfigInput = z.input<typeof configSchema>;
-
 /** Every option's default: what an empty config resolves to. */
-export const configDefaults: Readonly<RelayConfig> = Object.freeze(configSchema.parse({}));
+export const configDefaults: Readonly<z.output<typeof configSchema>> = Object.freeze(configSchema.parse({}));

@@ -1,4 +1,4 @@
-import type { RelayConfig } from './config-schema.js';
+import type { RelayConfig } from './relay-config.js';
 
 export type OptionKey = keyof RelayConfig;
 
