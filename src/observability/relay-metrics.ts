@@ -8,7 +8,6 @@ import { mirroredCounter } from './mirrored-counter.js';
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
 /** pg_replication_slots.wal_status values, plus "missing" when the slot does not exist. */
 export const WAL_STATUSES = ['reserved', 'extended', 'unreserved', 'lost', 'missing'] as const;
-export type WalStatus = (typeof WAL_STATUSES)[number];
 
 export interface SlotSample {
   exists: boolean;

@@ -85,8 +85,8 @@ export function relayStages(config: RunConfig): RelayStages {
   };
 }
 
-/** The sink's settings: the client, the thread, the delivery and the Kafka connection (for the daemon, and for replay). */
-export function sinkSettings(config: Omit<RunConfig, 'slot'> & { slot?: string | undefined }): SinkSettings {
+/** The sink's settings: the client, the thread, the delivery and the Kafka connection. */
+function sinkSettings(config: RunConfig): SinkSettings {
   return {
     kafkaClient: config.kafkaClient,
     sinkThread: config.sinkThread,

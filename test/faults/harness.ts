@@ -30,7 +30,6 @@ import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topi
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Put in the relay's database URL (trust auth ignores it): it must never be logged (I12). */
-export { RELAY_PASSWORD } from './fault-stack.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
