@@ -6,7 +6,7 @@ import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createLogger } from '../logging/create-logger.js';
 import { RelayObservability } from '../observability/observability.js';
 import { Relay, type RelayOptions } from '../relay/relay.js';
-import { relayStages } from '../relay/relay-wiring.js';
+import { relayStages } from './relay-wiring.js';
 import { createKafkaSink } from '../sink-factory/create-sink.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { recoverSlot } from '../recovery/recover-slot.js';

@@ -3,8 +3,8 @@ import type { PreflightSettings } from '../admin/preflight.js';
 import type { ObservabilitySettings } from '../observability/observability.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
 import type { SinkSettings } from '../sink-factory/create-sink.js';
-import type { SupervisorSettings } from './relay.js';
-import type { SessionSettings } from './relay-session.js';
+import type { SupervisorSettings } from '../relay/relay.js';
+import type { SessionSettings } from '../relay/relay-session.js';
 
 /** The daemon's stages, each with the settings it uses and nothing else. */
 export interface RelayStages {
@@ -21,7 +21,7 @@ export interface RelayStages {
  * stage uses (docs/architecture.md#wiring). A stage that needs another option
  * gets it here, in its own settings type, so each type says what its stage
  * depends on; `npm run lint` (dependency-cruiser) keeps the config type out
- * of every other module but the config's own, the CLI's and this one.
+ * of every module but the config's own and the CLI's (this one among them).
  */
 export function relayStages(config: RunConfig): RelayStages {
   const pg: PgSettings = {
