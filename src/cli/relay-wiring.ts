@@ -2,6 +2,7 @@ import type { RunConfig } from '../config/run-config.js';
 import type { PreflightSettings } from '../admin/preflight.js';
 import type { ObservabilitySettings } from '../observability/observability.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
+import type { RecoverSettings } from '../recovery/recover-slot.js';
 import type { SinkSettings } from '../sink-factory/create-sink.js';
 import type { SupervisorSettings } from '../relay/relay.js';
 import type { SessionSettings } from '../relay/relay-session.js';
@@ -14,6 +15,8 @@ export interface RelayStages {
   session: SessionSettings;
   sink: SinkSettings;
   observability: ObservabilitySettings;
+  /** --on-slot-lost recover: what `outbox-tail recover` uses, run by the daemon. */
+  recover: RecoverSettings;
 }
 
 /**
@@ -42,6 +45,7 @@ export function relayStages(config: RunConfig): RelayStages {
     columnCreatedAt: config.columnCreatedAt,
   };
   const { slot, publication, source, table } = config;
+  const sink = sinkSettings(config);
   return {
     pg,
     preflight: { ...pg, ...columns, slot, publication, source, table, createSlot: config.createSlot, failoverSlot: config.failoverSlot },
@@ -73,7 +77,7 @@ export function relayStages(config: RunConfig): RelayStages {
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       offsetsTopic: config.offsetsTopic,
     },
-    sink: sinkSettings(config),
+    sink,
     observability: {
       ...pg,
       slot,
@@ -82,6 +86,7 @@ export function relayStages(config: RunConfig): RelayStages {
       stallTimeoutMs: config.stallTimeoutMs,
       metricsListen: config.metricsListen,
     },
+    recover: { ...sink, ...columns, slot, table, topic: config.topic, recordHeaders: config.recordHeaders, failoverSlot: config.failoverSlot },
   };
 }
 
