@@ -16,7 +16,7 @@ import { RecordProcessor } from './record-processor.js';
 import { RetrySchedule } from './retry-schedule.js';
 
 // The options are this factory's signature: importers of the factory get their types from here.
-export { validateOptions, type EventHandler, type FailurePolicy, type IdempotentConsumerOptions } from './consumer-options.js';
+export { type EventHandler, type FailurePolicy, type IdempotentConsumerOptions } from './consumer-options.js';
 
 export interface IdempotentConsumer {
   /** Connects, joins the group and starts consuming; resolves once running. */
