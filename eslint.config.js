@@ -10,7 +10,11 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', '*.mjs', 'vitest.unit.config.ts', 'bin/*.js', 'docker/*.mjs', 'test/faults/*.mjs'] } },
+      parserOptions: {
+        projectService: {
+          allowDefaultProject: ['*.js', '*.mjs', '.dependency-cruiser.cjs', 'vitest.unit.config.ts', 'bin/*.js', 'docker/*.mjs', 'test/faults/*.mjs'],
+        },
+      },
     },
     rules: {
       // `_name` marks a value kept on purpose (destructured away, an unused callback argument).
@@ -39,6 +43,11 @@ export default tseslint.config(
         URL: 'readonly',
       },
     },
+  },
+  {
+    // dependency-cruiser reads its config as CommonJS.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
   },
   prettier,
 );

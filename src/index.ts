@@ -1,7 +1,8 @@
 // Public API of the outbox-tail package. Exports only: importing it has no side effects.
 
 // The relay as a library: config, the supervisor, and the pieces it is wired from.
-export { configSchema, type RelayConfig, type ConfigInput } from './config/config-schema.js';
+export { configSchema } from './config/config-schema.js';
+export type { RelayConfig, ConfigInput } from './config/relay-config.js';
 export { resolveConfig, redactConfig, type ConfigSources } from './config/resolve-config.js';
 export { toRunConfig, type RunConfig } from './config/run-config.js';
 export { Relay, type RelayOptions } from './relay/relay.js';
@@ -15,9 +16,10 @@ export { readSlotStatus, type SlotStatus } from './admin/slot-status.js';
 export { Checkpointer } from './checkpoint/checkpointer.js';
 export { Lsn } from './replication/lsn.js';
 export { decodePgoutput, type PgoutputMessage } from './replication/pgoutput-decoder.js';
-export type { ClusterMetadata, Sink, SinkFactory, SinkRecord } from './sink/sink.js';
-export { createKafkaSink } from './sink/create-sink.js';
-export { KafkaSink } from './sink/kafka-sink.js';
+export type { ClusterMetadata, Sink } from './sink/sink.js';
+export type { SinkRecord } from './record-format/sink-record.js';
+export { createKafkaSink, type SinkFactory } from './sink-factory/create-sink.js';
+export { KafkaSink } from './kafka-clients/kafkajs/kafka-sink.js';
 export type { OutboxEvent, Transaction } from './outbox/outbox-event.js';
 // The table-less write path's content format, for writers that emit the message themselves.
 export {

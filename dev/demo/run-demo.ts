@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka/create-kafka.js';
+import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { initOutbox } from '../../src/admin/init.js';
 import { packageRoot } from '../../src/admin/package-root.js';
@@ -12,7 +12,7 @@ import { readSlotStatus } from '../../src/admin/slot-status.js';
 import { createOrder, createOrdersTable, ORDER_AGGREGATE } from './order-app.js';
 import { DEFAULT_OUTBOX_TABLE } from '../../src/outbox/outbox-columns.js';
 import { startStack } from '../stack/index.js';
-import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
 
 const SLOT = 'orders_outbox';
 const PUBLICATION = 'outbox_tail';

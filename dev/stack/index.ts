@@ -1,14 +1,5 @@
 export { startStack } from './start-stack.js';
-export type {
-  ExternalStackConfig,
-  ServerControl,
-  StackConnection,
-  StackHandle,
-  StackProvider,
-  StackProviderRequest,
-  StackVersions,
-  StartStackOptions,
-} from './types.js';
-export { chooseProvider, parseBrokers, parseProviderRequest, stackEnv, type StackEnv } from './env.js';
-export { probeKafka, queryPostgres, redactUrl, waitForKafka, waitForPostgres } from './probe.js';
-export { isAlive, processGroupMembers } from './process.js';
+export type { StackConnection, StackHandle, StartStackOptions } from './types.js';
+export { chooseProvider, parseBrokers, stackEnv } from './env.js';
+export { probeKafka, queryPostgres, redactUrl } from './probe.js';
+export { isAlive } from './process.js';

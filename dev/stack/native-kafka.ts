@@ -15,10 +15,6 @@ export const KAFKA_VERSION = '4.1.1';
 export const KAFKA_SCALA_VERSION = '2.13';
 export const MIN_JAVA_MAJOR = 17;
 
-export function kafkaLibDir(cacheDir: string): string {
-  return join(cacheDir, `kafka-${KAFKA_VERSION}`, 'lib');
-}
-
 /** Checks the jar cache written by the setup script; returns lib dir and version. */
 export async function findKafkaJars(cacheDir: string, wanted: string = KAFKA_VERSION): Promise<{ libDir: string; version: string }> {
   const base = join(cacheDir, `kafka-${wanted}`);

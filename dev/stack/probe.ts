@@ -1,6 +1,6 @@
 /** Readiness probes shared by all providers. */
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka/create-kafka.js';
+import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { redactUrl } from '../../src/logging/redact-url.js';
 import { sleep } from './process.js';

@@ -13,7 +13,7 @@ import { findPostgresBinDir, NativePostgres } from './native-postgres.js';
 import { containerRuntimeAvailable, startTestcontainersStack } from './testcontainers-stack.js';
 import type { StackHandle, StartStackOptions } from './types.js';
 
-export type { ServerControl, StackHandle, StartStackOptions } from './types.js';
+export type { StackHandle, StartStackOptions } from './types.js';
 
 const DEFAULT_READY_TIMEOUT_MS = 60_000;
 const DEFAULT_RUNTIME_PROBE_TIMEOUT_MS = 5_000;

@@ -1,14 +1,16 @@
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../kafka/create-kafka.js';
+import { createKafka } from '../kafka-clients/kafkajs/create-kafka.js';
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../config/config-schema.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
-import { connectionConfig } from '../sink/kafka-sink.js';
-import { kafkaSinkOptions } from '../sink/kafka-sink-options.js';
-import { createOffsetsTopic } from '../sink/offsets-topic.js';
+import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
+import { connectionConfig } from '../kafka-clients/kafkajs/kafka-sink.js';
+import { kafkaSinkOptions, type KafkaConnectionSettings } from '../kafka-clients/kafka-client-options.js';
+import { createOffsetsTopic } from '../transactional-session/offsets-topic.js';
 
 /** `outbox-tail init --delivery exactly-once`: the compacted offsets topic, created if missing (and checked if present). */
-export async function initOffsetsTopic(config: RelayConfig, logger: Logger): Promise<{ topic: string; created: boolean }> {
+export async function initOffsetsTopic(
+  config: KafkaConnectionSettings & { offsetsTopic: string },
+  logger: Logger,
+): Promise<{ topic: string; created: boolean }> {
   const kafka = createKafka({
     ...connectionConfig(kafkaSinkOptions(config, logger)),
     clientId: `${config.clientId}-init`,

@@ -1,5 +1,4 @@
 import pg from 'pg';
-import type { RelayConfig } from '../config/config-schema.js';
 import { splitTable } from '../outbox/qualified-table.js';
 import { describeTarget } from '../postgres/describe-target.js';
 import { createSlot } from './create-slot.js';
@@ -25,7 +24,7 @@ export interface InitResult {
  */
 export async function initOutbox(
   client: pg.Client,
-  config: Pick<RelayConfig, 'publication' | 'table' | 'slot' | 'databaseUrl'> & { failoverSlot?: boolean },
+  config: { publication: string; table: string; slot?: string | undefined; databaseUrl?: string | undefined; failoverSlot?: boolean },
 ): Promise<InitResult> {
   const where = describeTarget(config);
   // Refuse before changing anything: --failover-slot on a server without failover slots.

@@ -1,16 +1,26 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { RunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError, type ErrorCode } from '../errors/outbox-tail-error.js';
-import { columnMapping, REQUIRED_COLUMNS } from '../outbox/outbox-columns.js';
+import { columnMapping, REQUIRED_COLUMNS, type ColumnSettings } from '../outbox/outbox-columns.js';
 import { splitTable } from '../outbox/qualified-table.js';
 import { describeTarget } from '../postgres/describe-target.js';
 import { classifyPgError, STANDBY_HINT } from '../postgres/pg-errors.js';
+import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import type { Sink } from '../sink/sink.js';
 import { createSlot } from './create-slot.js';
 import { describeInvalidation, INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from './invalidation-cause.js';
 import { warnOnMissingStandbySlots } from './standby-slots-check.js';
+
+/** What preflight checks: the connection, the table and its columns, the publication, the slot (--create-slot, --failover-slot). */
+export interface PreflightSettings extends PgSettings, ColumnSettings {
+  slot: string;
+  publication: string;
+  source: 'table' | 'messages' | 'both';
+  table: string;
+  createSlot: boolean;
+  failoverSlot: boolean;
+}
 
 export interface PreflightResult {
   serverVersion: string;
@@ -31,7 +41,7 @@ const fail = (code: ErrorCode, message: string, hint: string, exitCode: number =
  * Everything that must hold before streaming, checked in the order an
  * operator would fix it, each failure naming the fix.
  */
-export async function preflight(config: RunConfig, logger: Logger, options: PreflightOptions): Promise<PreflightResult> {
+export async function preflight(config: PreflightSettings, logger: Logger, options: PreflightOptions): Promise<PreflightResult> {
   const log = logger.child({ component: 'preflight', slot: config.slot });
   const where = describeTarget(config);
   const result = await withPgClient(
@@ -53,7 +63,7 @@ export async function preflight(config: RunConfig, logger: Logger, options: Pref
   return result;
 }
 
-async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger): Promise<PreflightResult> {
+async function checkPostgres(client: pg.Client, config: PreflightSettings, log: Logger): Promise<PreflightResult> {
   const where = describeTarget(config);
   const info = (
     await client.query<{ wal_level: string; can_replicate: boolean; version: string; version_num: number; db: string; user: string; in_recovery: boolean }>(
@@ -137,7 +147,7 @@ async function checkPostgres(client: pg.Client, config: RunConfig, log: Logger):
   return { serverVersion: info.version, slotCreated };
 }
 
-async function checkSlot(client: pg.Client, config: RunConfig, db: string, log: Logger): Promise<boolean> {
+async function checkSlot(client: pg.Client, config: PreflightSettings, db: string, log: Logger): Promise<boolean> {
   const { slot } = config;
   const row = (
     await client.query<{
@@ -198,7 +208,7 @@ export function slotInvalidatedError(slot: string, cause: InvalidationCause, opt
  * the slot is unusable: read PostgreSQL's cause of it over a normal connection and name it with the
  * fix. The original error is returned when the cause cannot be read.
  */
-export async function explainSlotInvalidated(config: RunConfig, error: OutboxTailError): Promise<OutboxTailError> {
+export async function explainSlotInvalidated(config: PgSettings & { slot: string }, error: OutboxTailError): Promise<OutboxTailError> {
   if (error.code !== 'SLOT_INVALIDATED') return error;
   try {
     const row = await withPgClient(

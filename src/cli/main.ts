@@ -5,7 +5,7 @@ import { initOffsetsTopic } from '../admin/init-offsets-topic.js';
 import { packageVersion } from '../admin/package-version.js';
 import { createLogger } from '../logging/create-logger.js';
 import { readSlotStatus } from '../admin/slot-status.js';
-import type { RelayConfig } from '../config/config-schema.js';
+import type { RelayConfig } from '../config/relay-config.js';
 import {
   DEPRECATED_OPTIONS,
   deprecatedKeys,

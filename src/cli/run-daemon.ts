@@ -6,7 +6,8 @@ import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { createLogger } from '../logging/create-logger.js';
 import { RelayObservability } from '../observability/observability.js';
 import { Relay, type RelayOptions } from '../relay/relay.js';
-import { createKafkaSink } from '../sink/create-sink.js';
+import { relayStages, type RelayStages } from './relay-wiring.js';
+import { createKafkaSink } from '../sink-factory/create-sink.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { recoverSlot } from '../recovery/recover-slot.js';
 
@@ -22,12 +23,12 @@ const SLOT_RELEASE_TIMEOUT_MS = 30_000;
  * --on-slot-lost recover: `outbox-tail recover` in the daemon. A slot another
  * relay recovered first (SLOT_NOT_LOST) is fine: this one streams from it.
  */
-async function recoverLostSlot(config: RunConfig, logger: Logger): Promise<void> {
+async function recoverLostSlot({ pg, recover: settings }: RelayStages, recoverMarginMs: number, logger: Logger): Promise<void> {
   const deadline = Date.now() + SLOT_RELEASE_TIMEOUT_MS;
   for (;;) {
     try {
-      const report = await withPgClient(config, (client) =>
-        recoverSlot(client, config, { sinceMs: null, marginMs: config.recoverMarginMs, dryRun: false, batchSize: 1000 }, logger),
+      const report = await withPgClient(pg, (client) =>
+        recoverSlot(client, settings, { sinceMs: null, marginMs: recoverMarginMs, dryRun: false, batchSize: 1000 }, logger),
       );
       logger.warn(
         {
@@ -48,14 +49,18 @@ async function recoverLostSlot(config: RunConfig, logger: Logger): Promise<void>
   }
 }
 
-export async function runDaemon(config: RunConfig, extras: Omit<RelayOptions, 'config' | 'logger'> & { logger?: Logger } = {}): Promise<number> {
+/** What a caller may add to the relay the config describes: the seams of the negative controls and the bench. */
+export type DaemonExtras = Omit<RelayOptions, 'supervisor' | 'session' | 'sink' | 'pg' | 'logger'> & { logger?: Logger };
+
+export async function runDaemon(config: RunConfig, extras: DaemonExtras = {}): Promise<number> {
   const logger = extras.logger ?? createLogger(config.logLevel);
   logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
+  const stages = relayStages(config);
   const sinkFactory = extras.sinkFactory ?? createKafkaSink;
-  const recover = config.onSlotLost === 'recover' ? (extras.recoverSlot ?? (() => recoverLostSlot(config, logger))) : undefined;
+  const recover = config.onSlotLost === 'recover' ? (extras.recoverSlot ?? (() => recoverLostSlot(stages, config.recoverMarginMs, logger))) : undefined;
   // Kafka is checked with the client and settings the relay will publish with.
   try {
-    await preflight(config, logger, { kafka: sinkFactory(config, logger) });
+    await preflight(stages.preflight, logger, { kafka: sinkFactory(stages.sink, logger) });
   } catch (error) {
     if (!recover || !OutboxTailError.is(error) || (error.code !== 'SLOT_MISSING' && error.code !== 'SLOT_INVALIDATED')) throw error;
     logger.warn(
@@ -63,12 +68,15 @@ export async function runDaemon(config: RunConfig, extras: Omit<RelayOptions, 'c
       'slot lost: --on-slot-lost recover rebuilds it from the outbox table',
     );
     await recover();
-    await preflight(config, logger, { kafka: sinkFactory(config, logger) });
+    await preflight(stages.preflight, logger, { kafka: sinkFactory(stages.sink, logger) });
   }
-  const observability = new RelayObservability(config, logger);
+  const observability = new RelayObservability(stages.observability, logger);
   const relay = new Relay({
     ...extras,
-    config,
+    supervisor: stages.supervisor,
+    session: stages.session,
+    sink: stages.sink,
+    pg: stages.pg,
     logger,
     sinkFactory: observability.wrapSinkFactory(sinkFactory),
     ...(recover ? { recoverSlot: recover } : {}),

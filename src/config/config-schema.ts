@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
 import { readSecretFile } from '../secrets/read-secret-file.js';
-import { RECORD_HEADER_NAMES } from '../sink/record-builder.js';
+import { RECORD_HEADER_NAMES } from '../record-format/record-headers.js';
 
 /**
  * The one config schema: every option, its type, its default and its
@@ -329,9 +329,3 @@ export const configSchema = z
       ...(saslPassword !== undefined ? { saslPassword } : {}),
     };
   });
-
-export type RelayConfig = z.output<typeof configSchema>;
-export type ConfigInput = z.input<typeof configSchema>;
-
-/** Every option's default: what an empty config resolves to. */
-export const configDefaults: Readonly<RelayConfig> = Object.freeze(configSchema.parse({}));

@@ -19,15 +19,6 @@ export const OPTION_GROUPS = [
 
 export type OptionGroup = (typeof OPTION_GROUPS)[number];
 
-export interface OptionMeta {
-  group: OptionGroup;
-  description: string;
-  /** Extra env var names, lower precedence than OUTBOX_TAIL_*. */
-  envAliases?: readonly string[];
-  /** Redacted in logs (resolve-config.ts, redactConfig). */
-  secret?: boolean;
-}
-
 // Zod's global metadata carries these keys on the config schema's fields (typed, so a misspelt group does not compile).
 declare module 'zod' {
   interface GlobalMeta {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { configSchema, type RelayConfig } from './config-schema.js';
+import { configSchema } from './config-schema.js';
+import type { RelayConfig } from './relay-config.js';
 import { OPTION_GROUPS, type OptionGroup } from './option-meta.js';
 
 export type OptionKey = keyof RelayConfig;

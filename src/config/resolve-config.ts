@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { redactUrl } from '../logging/redact-url.js';
-import { configSchema, type RelayConfig } from './config-schema.js';
+import { configSchema } from './config-schema.js';
+import type { RelayConfig } from './relay-config.js';
 import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey, type OptionSpec } from './options.js';
 
 export interface ConfigSources {

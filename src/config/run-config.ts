@@ -1,5 +1,5 @@
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
-import type { RelayConfig } from './config-schema.js';
+import type { RelayConfig } from './relay-config.js';
 
 /** The config of a command that works on one slot (run, status): the slot is known. */
 export type RunConfig = RelayConfig & { readonly slot: string };

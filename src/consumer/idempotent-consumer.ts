@@ -1,10 +1,10 @@
 import { type Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
-import { createKafka } from '../kafka/create-kafka.js';
+import { createKafka } from '../kafka-clients/kafkajs/create-kafka.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
+import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
 import { ClaimTransaction } from './claim-transaction.js';
 import { errorMessage } from './consumer-errors.js';
 import { validateOptions, type IdempotentConsumerOptions } from './consumer-options.js';
@@ -16,7 +16,7 @@ import { RecordProcessor } from './record-processor.js';
 import { RetrySchedule } from './retry-schedule.js';
 
 // The options are this factory's signature: importers of the factory get their types from here.
-export { validateOptions, type EventHandler, type FailurePolicy, type IdempotentConsumerOptions } from './consumer-options.js';
+export { type EventHandler, type FailurePolicy, type IdempotentConsumerOptions } from './consumer-options.js';
 
 export interface IdempotentConsumer {
   /** Connects, joins the group and starts consuming; resolves once running. */

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
+import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
 import { decodeRecord, type DecodeResult } from './consumed-event.js';
 import { errorMessage } from './consumer-errors.js';
 import type { IdempotentConsumerOptions } from './consumer-options.js';

@@ -1,4 +1,4 @@
-import type { RunConfig } from '../config/run-config.js';
+import type { DoctorSettings } from './doctor-settings.js';
 import { EXIT } from '../errors/outbox-tail-error.js';
 import type { DoctorOptions, KafkaFacts, KafkaTopicFacts, PostgresFacts, StandbyFacts } from './doctor-facts.js';
 
@@ -150,7 +150,7 @@ export function checkStandby(pg: PostgresFacts, standby: StandbyFacts | null, st
   return ok(name, `sync_replication_slots = on, hot_standby_feedback = on, primary_slot_name = ${standby.primarySlotName}; slot ${pg.slot.slot} synced`);
 }
 
-export function checkPublication(pg: PostgresFacts, config: RunConfig): CheckResult {
+export function checkPublication(pg: PostgresFacts, config: DoctorSettings): CheckResult {
   const name = 'publication';
   const { publication, table } = config;
   const readsTable = config.source !== 'messages';
@@ -178,7 +178,7 @@ export function checkPublication(pg: PostgresFacts, config: RunConfig): CheckRes
   return ok(name, readsTable ? `${publication} publishes INSERTs of ${table}` : `${publication} exists (--source messages reads no table)`);
 }
 
-export function checkSlot(pg: PostgresFacts, config: RunConfig): CheckResult {
+export function checkSlot(pg: PostgresFacts, config: DoctorSettings): CheckResult {
   const name = 'replication slot';
   const s = pg.slot;
   if (s.slotType === null) {
@@ -210,7 +210,7 @@ export function checkSlot(pg: PostgresFacts, config: RunConfig): CheckResult {
   );
 }
 
-export function checkRole(pg: PostgresFacts, config: RunConfig): CheckResult {
+export function checkRole(pg: PostgresFacts, config: DoctorSettings): CheckResult {
   const name = 'role privileges';
   const { superuser, replication, selectOutbox, writePosition, emitMessage } = pg.role;
   const { user } = pg;
@@ -242,7 +242,7 @@ export function checkRole(pg: PostgresFacts, config: RunConfig): CheckResult {
   return ok(name, `${user}: REPLICATION, not superuser${writePosition ? ', writes outbox_tail_relay_position' : ''}`);
 }
 
-export function checkOutboxRetention(pg: PostgresFacts, config: RunConfig, options: DoctorOptions, nowMs: number): CheckResult {
+export function checkOutboxRetention(pg: PostgresFacts, config: DoctorSettings, options: DoctorOptions, nowMs: number): CheckResult {
   const name = 'outbox size and age';
   const o = pg.slot.outbox;
   if (config.source === 'messages') return ok(name, '--source messages: no outbox table is read');
@@ -260,7 +260,7 @@ export function checkOutboxRetention(pg: PostgresFacts, config: RunConfig, optio
   return ok(name, `${found}; prune retention ${formatDuration(options.pruneOlderThanMs)}`);
 }
 
-export function checkTopics(kafka: KafkaFacts, config: RunConfig, options: DoctorOptions): CheckResult {
+export function checkTopics(kafka: KafkaFacts, config: DoctorSettings, options: DoctorOptions): CheckResult {
   const name = 'kafka topics';
   if (kafka.topics.length === 0) return ok(name, `no outbox rows yet: no topic name of ${config.topic} to check`);
   const missing = kafka.topics.filter((t) => !t.exists);
@@ -300,7 +300,7 @@ export function checkTopics(kafka: KafkaFacts, config: RunConfig, options: Docto
 }
 
 /** The relay always produces with acks=all: min.insync.replicas decides how many copies that is, and whether producing works at all. */
-export function checkMinInsyncReplicas(kafka: KafkaFacts, config: RunConfig): CheckResult {
+export function checkMinInsyncReplicas(kafka: KafkaFacts, config: DoctorSettings): CheckResult {
   const name = 'min.insync.replicas (acks=all)';
   const topics = [...kafka.topics, ...(config.delivery === 'exactly-once' ? [kafka.offsetsTopic] : [])].filter((t) => t.exists);
   if (topics.length === 0) return ok(name, 'no existing topic to check; the relay produces with acks=all');
@@ -361,7 +361,7 @@ export function checkRetention(kafka: KafkaFacts, options: DoctorOptions): Check
   );
 }
 
-export function checkOffsetsTopic(kafka: KafkaFacts, config: RunConfig): CheckResult {
+export function checkOffsetsTopic(kafka: KafkaFacts, config: DoctorSettings): CheckResult {
   const name = 'offsets topic (exactly-once)';
   const t = kafka.offsetsTopic;
   if (config.delivery !== 'exactly-once') return ok(name, 'not used (--delivery at-least-once)');
@@ -376,7 +376,7 @@ export function checkOffsetsTopic(kafka: KafkaFacts, config: RunConfig): CheckRe
   return ok(name, `${t.name}: cleanup.policy=${t.cleanupPolicy}`);
 }
 
-export function checkTransactionTimeout(kafka: KafkaFacts, config: RunConfig): CheckResult {
+export function checkTransactionTimeout(kafka: KafkaFacts, config: DoctorSettings): CheckResult {
   const name = 'transaction.max.timeout.ms';
   if (config.delivery !== 'exactly-once') return ok(name, 'not used (--delivery at-least-once)');
   const max = kafka.transactionMaxTimeoutMs;
@@ -399,7 +399,7 @@ export function checkTransactionTimeout(kafka: KafkaFacts, config: RunConfig): C
 /** Every PostgreSQL check, in the order an operator fixes them. */
 export function postgresChecks(
   pg: PostgresFacts,
-  config: RunConfig,
+  config: DoctorSettings,
   options: DoctorOptions,
   standby: { facts: StandbyFacts | null; error: string | null },
   nowMs: number,
@@ -417,7 +417,7 @@ export function postgresChecks(
   ];
 }
 
-export function kafkaChecks(kafka: KafkaFacts, config: RunConfig, options: DoctorOptions): CheckResult[] {
+export function kafkaChecks(kafka: KafkaFacts, config: DoctorSettings, options: DoctorOptions): CheckResult[] {
   return [
     checkTopics(kafka, config, options),
     checkMinInsyncReplicas(kafka, config),

@@ -1,18 +1,18 @@
 import kafkajs, { logLevel, type Admin } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { RunConfig } from '../config/run-config.js';
-import { createKafka } from '../kafka/create-kafka.js';
+import type { DoctorSettings } from './doctor-settings.js';
+import { createKafka } from '../kafka-clients/kafkajs/create-kafka.js';
 import type { OutboxEvent } from '../outbox/outbox-event.js';
-import { connectionConfig } from '../sink/kafka-sink.js';
-import { kafkaSinkOptions } from '../sink/kafka-sink-options.js';
-import { compileTopicTemplate } from '../sink/topic-template.js';
+import { connectionConfig } from '../kafka-clients/kafkajs/kafka-sink.js';
+import { kafkaSinkOptions } from '../kafka-clients/kafka-client-options.js';
+import { compileTopicTemplate } from '../record-format/topic-template.js';
 import type { KafkaFacts, KafkaTopicFacts, PostgresFacts } from './doctor-facts.js';
 
 // A CommonJS enum: ESM sees it only on the default export.
 const { ConfigResourceTypes } = kafkajs;
 
 /** The topic names the template gives the outbox's rows (plus the dead-letter topic). */
-export function expectedTopics(config: RunConfig, values: PostgresFacts['templateValues']): string[] {
+export function expectedTopics(config: DoctorSettings, values: PostgresFacts['templateValues']): string[] {
   const render = compileTopicTemplate(config.topic);
   // Names that depend on the rows are known only from the rows; a fixed name or one of {table} only is known without them.
   const byRow = /\{(aggregate_type|event_type)\}/.test(config.topic);
@@ -34,7 +34,7 @@ export function topicPattern(template: string): RegExp | null {
 }
 
 /** Reads the topics, their configs and the brokers' transaction limit with the relay's own Kafka settings (TLS, SASL). */
-export async function gatherKafkaFacts(config: RunConfig, topicNames: string[], logger: Logger): Promise<KafkaFacts> {
+export async function gatherKafkaFacts(config: DoctorSettings, topicNames: string[], logger: Logger): Promise<KafkaFacts> {
   const kafka = createKafka({
     ...connectionConfig(kafkaSinkOptions(config, logger)),
     clientId: `${config.clientId}-doctor`,

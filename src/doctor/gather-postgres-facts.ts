@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { readSlotStatus } from '../admin/slot-status.js';
-import type { RunConfig } from '../config/run-config.js';
+import type { DoctorSettings } from './doctor-settings.js';
 import { splitTable } from '../outbox/qualified-table.js';
 import { pgConnection } from '../postgres/pg-connection.js';
 import type { PostgresFacts, StandbyFacts, WalRate } from './doctor-facts.js';
@@ -12,7 +12,7 @@ const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, min: 60, h: 3600
 const TEMPLATE_SAMPLE_ROWS = 10_000;
 
 /** Reads every PostgreSQL fact the doctor's checks need, over one normal connection. */
-export async function gatherPostgresFacts(client: pg.Client, config: RunConfig, walSampleMs: number): Promise<PostgresFacts> {
+export async function gatherPostgresFacts(client: pg.Client, config: DoctorSettings, walSampleMs: number): Promise<PostgresFacts> {
   const info = (
     await client.query<{
       version: string;
@@ -134,7 +134,7 @@ async function walRate(client: pg.Client, walSampleMs: number): Promise<WalRate>
   return { sampleBytesPerSecond: (Number(second.bytes) * 1000) / sampleMs, sampleMs, averageBytesPerSecond, averageOverSeconds };
 }
 
-async function templateValues(client: pg.Client, config: RunConfig, qualified: string): Promise<PostgresFacts['templateValues']> {
+async function templateValues(client: pg.Client, config: DoctorSettings, qualified: string): Promise<PostgresFacts['templateValues']> {
   const id = (c: string) => client.escapeIdentifier(c);
   try {
     return (
@@ -150,7 +150,7 @@ async function templateValues(client: pg.Client, config: RunConfig, qualified: s
 }
 
 /** --standby-url: the standby's slot synchronization settings and its copy of the relay's slot. */
-export async function gatherStandbyFacts(standbyUrl: string, config: RunConfig): Promise<StandbyFacts> {
+export async function gatherStandbyFacts(standbyUrl: string, config: DoctorSettings): Promise<StandbyFacts> {
   const client = new pg.Client({ ...pgConnection({ ...config, databaseUrl: standbyUrl }), application_name: 'outbox-tail-doctor' });
   await client.connect();
   try {

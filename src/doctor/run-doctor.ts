@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RunConfig } from '../config/run-config.js';
+import type { DoctorSettings } from './doctor-settings.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { describeTarget } from '../postgres/describe-target.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
@@ -25,7 +25,7 @@ function reason(error: unknown): string {
 }
 
 /** Gathers the facts (PostgreSQL, the standby, Kafka; each failure is a failed check, never a crash) and runs every check. */
-export async function runDoctor(config: RunConfig, options: DoctorOptions, logger: Logger, nowMs = Date.now()): Promise<DoctorReport> {
+export async function runDoctor(config: DoctorSettings, options: DoctorOptions, logger: Logger, nowMs = Date.now()): Promise<DoctorReport> {
   const checks: CheckResult[] = [];
   let pg: PostgresFacts | null = null;
   try {

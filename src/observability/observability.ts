@@ -1,20 +1,24 @@
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { packageVersion } from '../admin/package-version.js';
-import type { RunConfig } from '../config/run-config.js';
 import type { RelayStats } from '../relay/relay-stats.js';
-import type { SinkFactory } from '../sink/sink.js';
+import type { SinkFactory } from '../sink-factory/create-sink.js';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from './metrics-server.js';
 import { createRelayMetrics, type RelayMetrics } from './relay-metrics.js';
-import { SlotMonitor } from './slot-monitor.js';
+import { SlotMonitor, type SlotMonitorSettings } from './slot-monitor.js';
+
+/** What observability uses: the slot monitor's settings and --metrics-listen. */
+export interface ObservabilitySettings extends SlotMonitorSettings {
+  metricsListen: string;
+}
 
 /**
  * Everything operational around one Relay: a private prom-client Registry,
  * the relay's metrics, the slot poller with stall detection, and the HTTP
  * endpoint (/metrics, /healthz, /readyz) on --metrics-listen.
  *
- *   const obs = new RelayObservability(config, logger);
- *   const relay = new Relay({ config, logger, sinkFactory: obs.wrapSinkFactory(createKafkaSink) });
+ *   const obs = new RelayObservability(stages.observability, logger);
+ *   const relay = new Relay({ ...stages, logger, sinkFactory: obs.wrapSinkFactory(createKafkaSink) });
  *   await obs.start(relay.stats);
  *   try { await relay.run(); } finally { await obs.stop(); }
  */
@@ -27,7 +31,7 @@ export class RelayObservability {
   private readonly log: Logger;
 
   constructor(
-    private readonly config: RunConfig,
+    private readonly config: ObservabilitySettings,
     logger: Logger,
   ) {
     this.log = logger.child({ component: 'observability', slot: config.slot });
@@ -44,8 +48,8 @@ export class RelayObservability {
 
   /** A sink factory whose sinks are observed (batches, sizes, send time). */
   wrapSinkFactory(inner: SinkFactory): SinkFactory {
-    return (config, logger) => {
-      const sink = inner(config, logger);
+    return (settings, logger) => {
+      const sink = inner(settings, logger);
       return this.metricsOrNull ? this.metricsOrNull.instrumentSink(sink) : sink;
     };
   }

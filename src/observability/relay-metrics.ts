@@ -1,13 +1,13 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../relay/relay-stats.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
-import { isTransactional, type Sink, type SinkRecord, type TransactionalSink } from '../sink/sink.js';
+import { isTransactional, type Sink, type TransactionalSink } from '../sink/sink.js';
+import type { SinkRecord } from '../record-format/sink-record.js';
 import { mirroredCounter } from './mirrored-counter.js';
 
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];
 /** pg_replication_slots.wal_status values, plus "missing" when the slot does not exist. */
 export const WAL_STATUSES = ['reserved', 'extended', 'unreserved', 'lost', 'missing'] as const;
-export type WalStatus = (typeof WAL_STATUSES)[number];
 
 export interface SlotSample {
   exists: boolean;

@@ -1,15 +1,22 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { readSlotStatus } from '../admin/slot-status.js';
-import type { RunConfig } from '../config/run-config.js';
-import { pgConnection } from '../postgres/pg-connection.js';
+import { pgConnection, type PgSettings } from '../postgres/pg-connection.js';
 import type { RelayStats } from '../relay/relay-stats.js';
 import { Lsn } from '../replication/lsn.js';
 import type { RelayMetrics } from './relay-metrics.js';
 import { StallDetector } from './stall-detector.js';
 
+/** The slot to watch, how often (--slot-poll-interval-ms), when it counts as stalled (--stall-timeout-ms), and the connection. */
+export interface SlotMonitorSettings extends PgSettings {
+  slot: string;
+  publication: string;
+  slotPollIntervalMs: number;
+  stallTimeoutMs: number;
+}
+
 export interface SlotMonitorOptions {
-  config: RunConfig;
+  config: SlotMonitorSettings;
   stats: RelayStats;
   metrics: RelayMetrics;
   logger: Logger;

@@ -33,7 +33,8 @@ export type RequiredColumn = 'id' | 'aggregateType' | 'aggregateId' | 'eventType
 export const REQUIRED_COLUMNS: readonly RequiredColumn[] = ['id', 'aggregateType', 'aggregateId', 'eventType', 'payload'];
 
 /** The mapping from the config's --column-* options. */
-export function columnMapping(config: {
+/** The --column-* options. */
+export interface ColumnSettings {
   columnId: string;
   columnAggregateType: string;
   columnAggregateId: string;
@@ -41,7 +42,9 @@ export function columnMapping(config: {
   columnPayload: string;
   columnHeaders: string;
   columnCreatedAt: string;
-}): ColumnMapping {
+}
+
+export function columnMapping(config: ColumnSettings): ColumnMapping {
   return {
     id: config.columnId,
     aggregateType: config.columnAggregateType,

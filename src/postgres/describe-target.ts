@@ -1,7 +1,5 @@
-import type { RelayConfig } from '../config/config-schema.js';
-
 /** host:port/db without credentials, for messages. */
-export function describeTarget(config: Pick<RelayConfig, 'databaseUrl'>): string {
+export function describeTarget(config: { databaseUrl?: string | undefined }): string {
   if (!config.databaseUrl) return 'the PG* environment (no --database-url given)';
   try {
     const u = new URL(config.databaseUrl);

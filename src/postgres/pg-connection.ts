@@ -1,9 +1,17 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { ClientConfig } from 'pg';
-import type { RelayConfig } from '../config/config-schema.js';
 import { readPem } from '../secrets/read-pem.js';
 
-type TlsKeys = 'pgSslmode' | 'pgSslrootcert' | 'pgSslcert' | 'pgSslkey';
+/** What a PostgreSQL connection is made from (--database-url, --connect-timeout-ms, --pg-ssl*). */
+export interface PgSettings {
+  /** Absent: pg applies the libpq PG* variables itself. */
+  databaseUrl?: string | undefined;
+  connectTimeoutMs: number;
+  pgSslmode?: 'disable' | 'require' | 'verify-ca' | 'verify-full' | undefined;
+  pgSslrootcert?: string | undefined;
+  pgSslcert?: string | undefined;
+  pgSslkey?: string | undefined;
+}
 
 /** URL parameters that would override an explicit `ssl` object in node-postgres. */
 const URL_TLS_PARAMS = ['ssl', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'sslpassword', 'uselibpqcompat'];
@@ -14,7 +22,7 @@ const URL_TLS_PARAMS = ['ssl', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey', 's
  * (the URL's own ssl* parameters are then ignored), read from the files at
  * every connect so rotated certificates are picked up on reconnect.
  */
-export function pgConnection(config: Pick<RelayConfig, 'databaseUrl' | 'connectTimeoutMs'> & Partial<Pick<RelayConfig, TlsKeys>>): ClientConfig {
+export function pgConnection(config: PgSettings): ClientConfig {
   const ssl = pgTls(config);
   const connectionString = config.databaseUrl && ssl !== undefined ? withoutTlsParams(config.databaseUrl) : config.databaseUrl;
   return {
@@ -32,7 +40,7 @@ export function pgConnection(config: Pick<RelayConfig, 'databaseUrl' | 'connectT
  * then like verify-ca, as libpq does); verify-ca = the chain; verify-full = the
  * chain and the host name (IP SANs for IP addresses). undefined = not configured.
  */
-function pgTls(config: Partial<Pick<RelayConfig, TlsKeys>>): false | ConnectionOptions | undefined {
+function pgTls(config: Omit<PgSettings, 'connectTimeoutMs'>): false | ConnectionOptions | undefined {
   const mode = config.pgSslmode;
   if (mode === undefined) {
     if (config.pgSslrootcert || config.pgSslcert) return pgTls({ ...config, pgSslmode: 'verify-full' });
@@ -40,9 +48,9 @@ function pgTls(config: Partial<Pick<RelayConfig, TlsKeys>>): false | ConnectionO
   }
   if (mode === 'disable') return false;
   const tls: ConnectionOptions = {};
-  if (config.pgSslrootcert) tls.ca = readPem(config.pgSslrootcert, 'pgSslrootcert');
-  if (config.pgSslcert) tls.cert = readPem(config.pgSslcert, 'pgSslcert');
-  if (config.pgSslkey) tls.key = readPem(config.pgSslkey, 'pgSslkey');
+  if (config.pgSslrootcert) tls.ca = readPem(config.pgSslrootcert, 'pg-sslrootcert');
+  if (config.pgSslcert) tls.cert = readPem(config.pgSslcert, 'pg-sslcert');
+  if (config.pgSslkey) tls.key = readPem(config.pgSslkey, 'pg-sslkey');
   if (mode === 'require' && !config.pgSslrootcert) {
     tls.rejectUnauthorized = false;
   } else if (mode === 'require' || mode === 'verify-ca') {

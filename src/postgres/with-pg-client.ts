@@ -1,10 +1,7 @@
 import pg from 'pg';
-import type { RelayConfig } from '../config/config-schema.js';
 import { describeTarget } from './describe-target.js';
-import { pgConnection } from './pg-connection.js';
+import { pgConnection, type PgSettings } from './pg-connection.js';
 import { classifyPgError } from './pg-errors.js';
-
-type ConnectionConfig = Parameters<typeof pgConnection>[0] & Pick<RelayConfig, 'databaseUrl'>;
 
 /**
  * Runs `fn` on a normal (non-replication) connection made from the config and
@@ -12,7 +9,7 @@ type ConnectionConfig = Parameters<typeof pgConnection>[0] & Pick<RelayConfig, '
  * (never the password); `connectExitCode` overrides its exit code (preflight
  * failures exit 3 whatever the cause).
  */
-export async function withPgClient<T>(config: ConnectionConfig, fn: (client: pg.Client) => Promise<T>, options: { connectExitCode?: number } = {}): Promise<T> {
+export async function withPgClient<T>(config: PgSettings, fn: (client: pg.Client) => Promise<T>, options: { connectExitCode?: number } = {}): Promise<T> {
   const client = new pg.Client(pgConnection(config));
   try {
     await client.connect();

@@ -1,4 +1,3 @@
-import type { RelayConfig } from '../config/config-schema.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 
 /** --on-oversize / --on-malformed with the dead-letter topic they need, checked once. */
@@ -9,8 +8,17 @@ export interface BadRowPolicies {
   readonly malformed: BadRowPolicy;
 }
 
-export function badRowPolicies(config: Pick<RelayConfig, 'onOversize' | 'onMalformed' | 'deadLetterTopic'>): BadRowPolicies {
-  const policy = (action: RelayConfig['onOversize'], option: string): BadRowPolicy => {
+type BadRowAction = BadRowPolicy['action'];
+
+/** --on-oversize, --on-malformed and --dead-letter-topic. */
+export interface BadRowSettings {
+  onOversize: BadRowAction;
+  onMalformed: BadRowAction;
+  deadLetterTopic?: string | undefined;
+}
+
+export function badRowPolicies(config: BadRowSettings): BadRowPolicies {
+  const policy = (action: BadRowAction, option: string): BadRowPolicy => {
     if (action === 'fail') return { action };
     if (!config.deadLetterTopic) {
       // The config schema refuses this; a hand-made config reaches here.

@@ -1,8 +1,8 @@
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import type { MalformedRow } from '../outbox/outbox-event.js';
 import { Lsn } from '../replication/lsn.js';
-import type { RecordBuilder } from '../sink/record-builder.js';
-import type { SinkRecord } from '../sink/sink.js';
+import type { RecordBuilder } from '../record-format/record-builder.js';
+import type { SinkRecord } from '../record-format/sink-record.js';
 import type { BadRowPolicy } from './bad-row-policy.js';
 
 /**

@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import type { RelayConfig } from '../config/config-schema.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { splitTable } from '../outbox/qualified-table.js';
 import { classifyPgError } from '../postgres/pg-errors.js';
@@ -37,7 +36,7 @@ export interface PruneReport {
  * it. It holds back a little more than it must (restart_lsn trails the
  * confirmed position), never less. A row frozen by VACUUM counts as old.
  */
-export async function pruneOutbox(client: pg.Client, config: RelayConfig, options: PruneOptions): Promise<PruneReport> {
+export async function pruneOutbox(client: pg.Client, config: { table: string; columnCreatedAt: string }, options: PruneOptions): Promise<PruneReport> {
   const started = Date.now();
   const [schema, name] = splitTable(config.table);
   const table = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;

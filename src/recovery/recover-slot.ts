@@ -1,10 +1,15 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { createSlot } from '../admin/create-slot.js';
-import type { RunConfig } from '../config/run-config.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { classifyPgError } from '../postgres/pg-errors.js';
-import { replayOutbox, type ReplayReport } from './replay-outbox.js';
+import { replayOutbox, type ReplayReport, type ReplaySettings } from './replay-outbox.js';
+
+/** What recover uses: replay's settings, the slot to recreate, and --failover-slot. */
+export interface RecoverSettings extends ReplaySettings {
+  slot: string;
+  failoverSlot: boolean;
+}
 
 export interface RecoverOptions {
   /** Backfill from this time instead of the recorded position. */
@@ -40,7 +45,7 @@ const FAR_FUTURE_MS = 24 * 3_600_000;
  * and one committed after it streams from the slot: no gap between the two,
  * at the cost of duplicates, which consumers absorb by id.
  */
-export async function recoverSlot(client: pg.Client, config: RunConfig, options: RecoverOptions, logger: Logger): Promise<RecoverReport> {
+export async function recoverSlot(client: pg.Client, config: RecoverSettings, options: RecoverOptions, logger: Logger): Promise<RecoverReport> {
   const { slot } = config;
   const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
     try {

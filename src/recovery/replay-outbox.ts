@@ -1,15 +1,17 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../config/config-schema.js';
 import { columnMapping } from '../outbox/outbox-columns.js';
 import type { Transaction } from '../outbox/outbox-event.js';
 import { isMalformed, RowMapper } from '../outbox/row-mapper.js';
 import { Lsn } from '../replication/lsn.js';
-import { createKafkaSink } from '../sink/create-sink.js';
-import { RecordBuilder } from '../sink/record-builder.js';
-import type { SinkRecord } from '../sink/sink.js';
+import { createKafkaSink, type SinkSettings } from '../sink-factory/create-sink.js';
+import { RecordBuilder } from '../record-format/record-builder.js';
+import type { SinkRecord } from '../record-format/sink-record.js';
 import type { TimeWindow } from './time-window.js';
-import { collectWindow, dropWindow, MISSING_ROWS, openWindow } from './verify-outbox.js';
+import { collectWindow, dropWindow, MISSING_ROWS, openWindow, type VerifySettings } from './verify-outbox.js';
+
+/** What replay uses: verify's window and record format, and the sink's settings (published at least once, whatever --delivery says). */
+export interface ReplaySettings extends VerifySettings, SinkSettings {}
 
 export interface ReplayOptions {
   window: TimeWindow;
@@ -49,7 +51,7 @@ const RAW_TEXT = { getTypeParser: () => (value: string) => value };
  * and sent a batch at a time, each batch acknowledged before the next is
  * fetched, so memory stays at one batch. Order: see the README (Replay).
  */
-export async function replayOutbox(client: pg.Client, config: RelayConfig, options: ReplayOptions, logger: Logger): Promise<ReplayReport> {
+export async function replayOutbox(client: pg.Client, config: ReplaySettings, options: ReplayOptions, logger: Logger): Promise<ReplayReport> {
   const started = Date.now();
   const { sql, table, col, from, to } = options.onlyMissing
     ? await collectWindow(client, config, { window: options.window, marginMs: options.marginMs })

@@ -1,19 +1,27 @@
 import { logLevel, type IHeaders } from 'kafkajs';
-import { createKafka } from '../kafka/create-kafka.js';
+import { createKafka } from '../kafka-clients/kafkajs/create-kafka.js';
 import type pg from 'pg';
-import type { RelayConfig } from '../config/config-schema.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
-import { readTopicRange, type PartitionRange } from '../kafka/read-topic-range.js';
+import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
+import { readTopicRange, type PartitionRange } from '../kafka-clients/kafkajs/read-topic-range.js';
 import type { OutboxEvent } from '../outbox/outbox-event.js';
 import { splitTable } from '../outbox/qualified-table.js';
 import { TIMESTAMPTZ_OID, toRfc3339 } from '../outbox/rfc3339-timestamp.js';
 import { classifyPgError } from '../postgres/pg-errors.js';
-import { connectionConfig } from '../sink/kafka-sink.js';
-import { kafkaSinkOptions } from '../sink/kafka-sink-options.js';
-import { compileTopicTemplate } from '../sink/topic-template.js';
+import { connectionConfig } from '../kafka-clients/kafkajs/kafka-sink.js';
+import { kafkaSinkOptions, type KafkaConnectionSettings } from '../kafka-clients/kafka-client-options.js';
+import type { ColumnSettings } from '../outbox/outbox-columns.js';
+import type { RecordHeaderName } from '../record-format/record-headers.js';
+import { compileTopicTemplate } from '../record-format/topic-template.js';
 import { createLogger } from '../logging/create-logger.js';
 import type { TimeWindow } from './time-window.js';
+
+/** What verify (and replay, which reuses its window) reads: the table, its columns, the record format, the Kafka connection. */
+export interface VerifySettings extends ColumnSettings, KafkaConnectionSettings {
+  table: string;
+  topic: string;
+  recordHeaders: readonly RecordHeaderName[];
+}
 
 export interface VerifyOptions {
   window: TimeWindow;
@@ -71,7 +79,7 @@ function header(headers: IHeaders | undefined, name: string): string | undefined
  * tables of the database, which does the set arithmetic on disk: the process
  * holds one Kafka batch at a time, whatever the window's size.
  */
-export async function verifyOutbox(client: pg.Client, config: RelayConfig, options: VerifyOptions): Promise<VerifyReport> {
+export async function verifyOutbox(client: pg.Client, config: VerifySettings, options: VerifyOptions): Promise<VerifyReport> {
   const started = Date.now();
   const { sql, table, col, topics, existing, from, to, kafkaFromMs, recordsWithoutHeaders } = await collectWindow(client, config, options);
   const counts = await sql<{ topic: string; rows: string; records: string; distinct_ids: string; missing: string; unknown: string }>(
@@ -153,7 +161,7 @@ export interface CollectedWindow extends OpenedWindow {
 export const MISSING_ROWS = `select r.id, r.topic from outbox_tail_verify_rows r
   where not exists (select 1 from outbox_tail_verify_kafka k where k.topic = r.topic and k.id = r.id)`;
 
-export async function openWindow(client: pg.Client, config: RelayConfig, window: TimeWindow): Promise<OpenedWindow> {
+export async function openWindow(client: pg.Client, config: VerifySettings, window: TimeWindow): Promise<OpenedWindow> {
   const [schema, name] = splitTable(config.table);
   const table = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
   const col = {
@@ -174,7 +182,7 @@ export async function openWindow(client: pg.Client, config: RelayConfig, window:
 }
 
 /** Fills the temporary tables: the rows created in the window, and the ids of the window's records in Kafka. */
-export async function collectWindow(client: pg.Client, config: RelayConfig, options: Omit<VerifyOptions, 'list'>): Promise<CollectedWindow> {
+export async function collectWindow(client: pg.Client, config: VerifySettings, options: Omit<VerifyOptions, 'list'>): Promise<CollectedWindow> {
   if (!config.recordHeaders.includes('created_at')) {
     throw new OutboxTailError(
       'CONFIG_INVALID',
@@ -228,7 +236,7 @@ export async function dropWindow(sql: Sql): Promise<void> {
 export type Sql = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;
 
 /** The table and the columns verify reads must exist: the window is found by the created-at column. */
-async function checkColumns(sql: Sql, config: RelayConfig, schema: string, name: string): Promise<void> {
+async function checkColumns(sql: Sql, config: VerifySettings, schema: string, name: string): Promise<void> {
   const columns = new Set(
     (await sql<{ column_name: string }>(`select column_name from information_schema.columns where table_schema = $1 and table_name = $2`, [schema, name])).map(
       (r) => r.column_name,
@@ -258,7 +266,7 @@ async function checkColumns(sql: Sql, config: RelayConfig, schema: string, name:
 
 /** Streams the ids of every record in `topics` from `fromMs` on whose created_at header lies in the window. */
 async function readKafkaIds(
-  config: RelayConfig,
+  config: VerifySettings,
   topics: readonly string[],
   fromMs: number,
   window: TimeWindow,

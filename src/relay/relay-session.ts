@@ -1,26 +1,52 @@
 import type { ClientConfig } from 'pg';
 import type { Logger } from 'pino';
 import { Checkpointer } from '../checkpoint/checkpointer.js';
-import type { RunConfig } from '../config/run-config.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { columnMapping } from '../outbox/outbox-columns.js';
+import { columnMapping, type ColumnSettings } from '../outbox/outbox-columns.js';
 import { RowMapper } from '../outbox/row-mapper.js';
 import { TransactionAssembler, type MessageMapper } from '../outbox/transaction-assembler.js';
-import { badRowPolicies } from '../publish/bad-row-policy.js';
+import { badRowPolicies, type BadRowSettings } from '../publish/bad-row-policy.js';
+import type { InFlightLimits } from '../publish/backpressure.js';
+import type { BatchLimits } from '../publish/batching.js';
 import { PublishingStage } from '../publish/publishing-stage.js';
 import { Lsn } from '../replication/lsn.js';
 import { Heartbeat } from '../replication/heartbeat.js';
 import { ReplicationSource } from '../replication/replication-source.js';
 import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
-import { RecordBuilder } from '../sink/record-builder.js';
+import { RecordBuilder } from '../record-format/record-builder.js';
 import { alreadyPublished, type SkipRule } from '../exactly-once/skip-published.js';
 import type { Watermark } from '../exactly-once/watermark.js';
+import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
+import type { RecordHeaderName } from '../record-format/record-headers.js';
 import { isTransactional, type Sink } from '../sink/sink.js';
 import type { RelayStats } from './relay-stats.js';
 
+/**
+ * What one replication session uses, named as the options name it: the slot
+ * and publication it streams, what it reads (--source, the table and its
+ * columns, --message-prefix), the record format (--topic, --record-headers),
+ * batching and in-flight limits, the bad-row policies, the status and
+ * heartbeat intervals, and the offsets topic (for its messages).
+ */
+export interface SessionSettings extends ColumnSettings, BatchLimits, InFlightLimits, BadRowSettings {
+  slot: string;
+  publication: string;
+  source: 'table' | 'messages' | 'both';
+  messagePrefix: string;
+  table: string;
+  topic: string;
+  recordHeaders: readonly RecordHeaderName[];
+  statusIntervalMs: number;
+  replicationTimeoutMs: number;
+  heartbeatIntervalMs: number;
+  offsetsTopic: string;
+}
+
 export interface RelaySessionOptions {
-  config: RunConfig;
+  settings: SessionSettings;
+  /** The normal (non-replication) connection: the slot position check and the heartbeat. */
+  pg: PgSettings;
   connection: ClientConfig;
   sink: Sink;
   logger: Logger;
@@ -54,14 +80,14 @@ export class RelaySession {
   private readonly failed: Promise<never>;
 
   constructor(private readonly options: RelaySessionOptions) {
-    this.log = options.logger.child({ component: 'relay', slot: options.config.slot });
+    this.log = options.logger.child({ component: 'relay', slot: options.settings.slot });
     this.failed = new Promise<OutboxTailError>((resolve) => (this.failResolve = resolve)).then((error) => Promise.reject(error));
     this.failed.catch(() => undefined);
   }
 
   /** Resolves after a requested stop drained and confirmed; rejects with the session's failure. */
   async run(): Promise<void> {
-    const { config, sink, stats } = this.options;
+    const { settings: config, sink, stats } = this.options;
     const checkpointer = this.options.checkpointerFactory?.() ?? new Checkpointer();
     const transactional = isTransactional(sink) ? sink : null;
     stats.frontier = checkpointer;
@@ -154,7 +180,11 @@ export class RelaySession {
         // Confirm the watermark now: PostgreSQL need not replay what Kafka already holds.
         if (watermark) void status.flush().catch(() => undefined);
       }
-      this.heartbeat = new Heartbeat({ config, idleForMs: () => source.streamIdleForMs, logger: this.log });
+      this.heartbeat = new Heartbeat({
+        config: { ...this.options.pg, heartbeatIntervalMs: config.heartbeatIntervalMs, messagePrefix: config.messagePrefix },
+        idleForMs: () => source.streamIdleForMs,
+        logger: this.log,
+      });
       this.heartbeat.start();
       this.log.info({ event: 'streaming' }, 'replication started');
       stats.state = 'streaming';
@@ -187,8 +217,8 @@ export class RelaySession {
    */
   private async checkSlotPosition(watermark: Watermark | null): Promise<void> {
     if (!watermark) return;
-    const { config } = this.options;
-    const confirmed = await withPgClient(config, async (client) => {
+    const { settings: config, pg } = this.options;
+    const confirmed = await withPgClient(pg, async (client) => {
       const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [
         config.slot,
       ]);

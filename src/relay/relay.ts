@@ -1,14 +1,13 @@
 import type { Logger } from 'pino';
 import type { Checkpointer } from '../checkpoint/checkpointer.js';
-import type { RunConfig } from '../config/run-config.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { explainSlotInvalidated } from '../admin/preflight.js';
-import { createKafkaSink } from '../sink/create-sink.js';
-import type { SinkFactory } from '../sink/sink.js';
+import { createKafkaSink, type SinkSettings } from '../sink-factory/create-sink.js';
+import type { SinkFactory } from '../sink-factory/create-sink.js';
 import type { SkipRule } from '../exactly-once/skip-published.js';
 import { backoffDelay } from './backoff.js';
-import { pgConnection } from '../postgres/pg-connection.js';
-import { RelaySession } from './relay-session.js';
+import { pgConnection, type PgSettings } from '../postgres/pg-connection.js';
+import { RelaySession, type SessionSettings } from './relay-session.js';
 import type { MessageMapper } from '../outbox/transaction-assembler.js';
 import { RelayStats } from './relay-stats.js';
 import { PositionRecorder } from '../checkpoint/position-recorder.js';
@@ -16,8 +15,21 @@ import { PositionRecorder } from '../checkpoint/position-recorder.js';
 /** How often the ack frontier's commit time is written for outbox-tail recover (a lost slot costs at most this much more replay). */
 const POSITION_INTERVAL_MS = 5_000;
 
+/** The supervisor's own settings: its slot, the restart backoff, the standby's retry interval. */
+export interface SupervisorSettings {
+  slot: string;
+  restartBackoffInitialMs: number;
+  restartBackoffMaxMs: number;
+  standbyRetryMs: number;
+}
+
 export interface RelayOptions {
-  config: RunConfig;
+  supervisor: SupervisorSettings;
+  /** Each session's settings; a new session (and sink) after every retriable failure. */
+  session: SessionSettings;
+  sink: SinkSettings;
+  /** The normal (non-replication) PostgreSQL connection; the replication connection is made from it too. */
+  pg: PgSettings;
   logger: Logger;
   /** A new sink per session (default: the --kafka-client sink). */
   sinkFactory?: SinkFactory;
@@ -44,14 +56,14 @@ export class Relay {
   private wakeSleep: (() => void) | null = null;
 
   constructor(private readonly options: RelayOptions) {
-    this.log = options.logger.child({ component: 'supervisor', slot: options.config.slot });
+    this.log = options.logger.child({ component: 'supervisor', slot: options.supervisor.slot });
   }
 
   async run(): Promise<void> {
-    const { config } = this.options;
+    const { supervisor, pg } = this.options;
     const recorder = new PositionRecorder({
-      connection: pgConnection(config),
-      slot: config.slot,
+      connection: pgConnection(pg),
+      slot: supervisor.slot,
       intervalMs: POSITION_INTERVAL_MS,
       logger: this.log,
       frontier: () => this.stats.frontier,
@@ -65,15 +77,16 @@ export class Relay {
   }
 
   private async supervise(): Promise<void> {
-    const { config, logger } = this.options;
+    const { supervisor: config, session: settings, sink, pg, logger } = this.options;
     const makeSink = this.options.sinkFactory ?? createKafkaSink;
     let attempt = 0;
     let standbySince = 0;
     while (!this.stopping) {
       const session = new RelaySession({
-        config,
-        connection: pgConnection(config),
-        sink: makeSink(config, logger),
+        settings,
+        pg,
+        connection: pgConnection(pg),
+        sink: makeSink(sink, logger),
         logger,
         stats: this.stats,
         ...(this.options.checkpointerFactory ? { checkpointerFactory: this.options.checkpointerFactory } : {}),
@@ -92,7 +105,7 @@ export class Relay {
       } catch (raw) {
         let error = OutboxTailError.is(raw) ? raw : new OutboxTailError('REPLICATION_STREAM_ERROR', String(raw), { retriable: true, cause: raw });
         // Name PostgreSQL's cause of the invalidation (and its fix) in the log and the exit message.
-        if (error.code === 'SLOT_INVALIDATED') error = await explainSlotInvalidated(config, error);
+        if (error.code === 'SLOT_INVALIDATED') error = await explainSlotInvalidated({ ...pg, slot: settings.slot }, error);
         if (this.stopping && error.retriable) break;
         this.stats.restarts[error.code] = (this.stats.restarts[error.code] ?? 0) + 1;
         if (error.code === 'SLOT_ACTIVE') {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../config/config-schema.js';
+import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 
 /** Never the event prefix: the assembler ignores every other prefix, so a heartbeat can never become an event. */
@@ -8,7 +8,8 @@ export function heartbeatPrefix(messagePrefix: string): string {
 }
 
 export interface HeartbeatOptions {
-  config: Pick<RelayConfig, 'heartbeatIntervalMs' | 'messagePrefix'> & Parameters<typeof withPgClient>[0];
+  /** --heartbeat-interval-ms, --message-prefix and the connection the heartbeat is written on. */
+  config: PgSettings & { heartbeatIntervalMs: number; messagePrefix: string };
   /** How long the replication stream has carried no data. */
   idleForMs(): number;
   logger: Logger;

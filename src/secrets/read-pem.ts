@@ -1,19 +1,17 @@
 import { readFileSync } from 'node:fs';
-import type { RelayConfig } from '../config/config-schema.js';
-import { flagName } from '../config/options.js';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { fileErrorReason } from './read-secret-file.js';
 
 /**
- * Reads a PEM file named by an option (TLS CA, certificate, key) for
+ * Reads a PEM file named by an option (`flag`, its command-line name: TLS CA, certificate, key) for
  * PostgreSQL or Kafka. Called at every connect, so rotated certificates are
  * picked up on reconnect; a clear, non-retriable config error when it cannot.
  */
-export function readPem(path: string, option: keyof RelayConfig): string {
+export function readPem(path: string, flag: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new OutboxTailError('CONFIG_INVALID', `cannot read --${flagName(option)} file ${path}: ${fileErrorReason(error)}`, {
+    throw new OutboxTailError('CONFIG_INVALID', `cannot read --${flag} file ${path}: ${fileErrorReason(error)}`, {
       hint: 'check the path and that the relay user may read it',
       exitCode: EXIT.CONFIG,
       cause: error,

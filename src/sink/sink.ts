@@ -1,16 +1,5 @@
-import type { Logger } from 'pino';
-import type { RelayConfig } from '../config/config-schema.js';
 import type { Watermark } from '../exactly-once/watermark.js';
-
-/** One record ready for Kafka. `value` is never re-serialised. */
-export interface SinkRecord {
-  topic: string;
-  key: string;
-  value: Buffer;
-  headers: Record<string, string>;
-  /** Approximate wire size, for batch and backpressure limits. */
-  bytes: number;
-}
+import type { SinkRecord } from '../record-format/sink-record.js';
 
 /** What the brokers report to a metadata request. */
 export interface ClusterMetadata {
@@ -38,9 +27,6 @@ export interface Sink {
    */
   metadata(topics?: readonly string[]): Promise<ClusterMetadata>;
 }
-
-/** Makes the sink of one replication session: after any Kafka failure the producer is recreated. */
-export type SinkFactory = (config: RelayConfig, logger: Logger) => Sink;
 
 /** Where the last committed Kafka transaction ended, as the publishing stage knows it; the sink adds slot, transactional id and relay id. */
 export type WatermarkPosition = Pick<Watermark, 'lsn' | 'commitLsn' | 'commitTime' | 'count'>;

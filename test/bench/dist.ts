@@ -16,16 +16,17 @@ async function load<T>(path: string): Promise<T> {
 
 export const runDaemonModule = () => load<typeof import('../../src/cli/run-daemon.js')>('cli/run-daemon.js');
 export const resolveConfigModule = () => load<typeof import('../../src/config/resolve-config.js')>('config/resolve-config.js');
-export const kafkaSinkModule = () => load<typeof import('../../src/sink/kafka-sink.js')>('sink/kafka-sink.js');
-export const platformaticSinkModule = () => load<typeof import('../../src/sink/platformatic-sink.js')>('sink/platformatic-sink.js');
+export const kafkaSinkModule = () => load<typeof import('../../src/kafka-clients/kafkajs/kafka-sink.js')>('kafka-clients/kafkajs/kafka-sink.js');
+export const platformaticSinkModule = () =>
+  load<typeof import('../../src/kafka-clients/platformatic/platformatic-sink.js')>('kafka-clients/platformatic/platformatic-sink.js');
 
 /** The relay's sink for `client` (kafkajs or platformatic), compiled. */
 export async function benchSink(
   client: string,
-  options: import('../../src/sink/kafka-sink-options.js').KafkaSinkOptions,
+  options: import('../../src/kafka-clients/kafka-client-options.js').KafkaSinkOptions,
 ): Promise<import('../../src/sink/sink.js').Sink> {
   if (client === 'platformatic') return new (await platformaticSinkModule()).PlatformaticKafkaSink(options);
   if (client === 'kafkajs') return new (await kafkaSinkModule()).KafkaSink(options);
   throw new Error(`unknown Kafka client ${client}`);
 }
-export const recordBuilderModule = () => load<typeof import('../../src/sink/record-builder.js')>('sink/record-builder.js');
+export const recordBuilderModule = () => load<typeof import('../../src/record-format/record-builder.js')>('record-format/record-builder.js');

@@ -16,7 +16,7 @@
 import pg from 'pg';
 import pino from 'pino';
 import { benchSink, recordBuilderModule } from './dist.js';
-import type { SinkRecord } from '../../src/sink/sink.js';
+import type { SinkRecord } from '../../src/record-format/sink-record.js';
 import { cutBatches } from './batching.js';
 import { OUTBOX_ROW_COLUMNS, rowEvent, type OutboxRowText } from './outbox-row-event.js';
 

@@ -16,8 +16,8 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
-import { configDefaults } from '../../src/config/config-schema.js';
-import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
+import { configSchema } from '../../src/config/config-schema.js';
+import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import {
@@ -219,6 +219,7 @@ for (const [k, v] of [
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
 }
 // The relay's batch settings (its defaults unless --relay-env sets them), also used by the Kafka limit and the polling baseline.
+const configDefaults = configSchema.parse({});
 const BATCH_MAX_MESSAGES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_MESSAGES ?? configDefaults.batchMaxMessages);
 const BATCH_MAX_BYTES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_BYTES ?? configDefaults.batchMaxBytes);
 

@@ -8,9 +8,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka/create-kafka.js';
+import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
 import pg from 'pg';
-import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
+import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
 import { cancelOrder, committedEventIdsSql, createOrder, createOrdersTable } from '../../dev/demo/order-app.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';

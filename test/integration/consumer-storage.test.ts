@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka/create-kafka.js';
+import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotentConsumer, pruneProcessedMessages, writeOutboxEvent, type ConsumedEvent, type IdempotentConsumer } from '../../src/consumer/index.js';
@@ -14,7 +14,7 @@ import { createTestDatabase, uniqueName, type TestDatabase } from '../support/da
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot } from '../support/slot.js';
 import { getStack } from '../support/stack.js';
-import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
 
 const stack = getStack();
 let db: TestDatabase;

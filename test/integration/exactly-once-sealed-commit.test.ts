@@ -12,16 +12,22 @@
  * consumer will ever see (lost at the next start, which skips up to it).
  */
 import { type Kafka, logLevel, type Transaction as KafkaTransaction } from 'kafkajs';
-import { createKafka } from '../../src/kafka/create-kafka.js';
+import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Lsn } from '../../src/replication/lsn.js';
-import { createOffsetsTopic } from '../../src/sink/offsets-topic.js';
-import type { SinkRecord, WatermarkPosition } from '../../src/sink/sink.js';
-import { laneTransactionalId, TransactionalKafkaSink, type Lane, type TransactionalKafkaSinkOptions } from '../../src/sink/transactional-kafka-sink.js';
+import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
+import type { WatermarkPosition } from '../../src/sink/sink.js';
+import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import {
+  laneTransactionalId,
+  TransactionalKafkaSink,
+  type Lane,
+  type TransactionalKafkaSinkOptions,
+} from '../../src/transactional-session/transactional-kafka-sink.js';
 import { uniqueName } from '../support/database.js';
 import { getStack } from '../support/stack.js';
-import { createTopicsAndWait } from '../../src/kafka/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
 
 /** The real sink, with lane 1's first EndTxn held until release(). */
 class HeldEndTxnSink extends TransactionalKafkaSink {

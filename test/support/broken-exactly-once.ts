@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../../src/config/config-schema.js';
 import type { SkipRule } from '../../src/exactly-once/skip-published.js';
 import type { Watermark } from '../../src/exactly-once/watermark.js';
-import { createKafkaSink } from '../../src/sink/create-sink.js';
-import { isTransactional, type Sealed, type SinkFactory, type SinkRecord, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
+import { isTransactional, type Sealed, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
+import { createKafkaSink, type SinkFactory, type SinkSettings } from '../../src/sink-factory/create-sink.js';
+import type { SinkRecord } from '../../src/record-format/sink-record.js';
 
 /**
  * Deliberately broken exactly-once relays, built from the library's parts in
@@ -12,7 +12,7 @@ import { isTransactional, type Sealed, type SinkFactory, type SinkRecord, type T
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function transactionalSink(config: RelayConfig, logger: Logger): TransactionalSink {
+function transactionalSink(config: SinkSettings, logger: Logger): TransactionalSink {
   const sink = createKafkaSink(config, logger);
   if (!isTransactional(sink)) throw new Error('the exactly-once variants need --delivery exactly-once');
   return sink;
@@ -199,7 +199,7 @@ class LazyLaneSink implements TransactionalSink {
   }
 }
 
-function lazyLanes(config: RelayConfig, logger: Logger): TransactionalSink {
+function lazyLanes(config: SinkSettings, logger: Logger): TransactionalSink {
   const id = config.transactionalId ?? `outbox-tail-${config.slot}`;
   return new LazyLaneSink(
     transactionalSink({ ...config, transactionLanes: 1, transactionalId: id }, logger),

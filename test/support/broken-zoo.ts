@@ -21,12 +21,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { LogicalReplicationService } from 'pg-logical-replication';
 import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
-import type { RelayConfig } from '../../src/config/config-schema.js';
 import type { Transaction } from '../../src/outbox/outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { StatusSender } from '../../src/replication/status-sender.js';
-import { createKafkaSink } from '../../src/sink/create-sink.js';
-import { isTransactional, type Sink, type SinkFactory, type SinkRecord, type TransactionalSink } from '../../src/sink/sink.js';
+import { createKafkaSink, type SinkFactory, type SinkSettings } from '../../src/sink-factory/create-sink.js';
+import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import { isTransactional, type Sink, type TransactionalSink } from '../../src/sink/sink.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -238,7 +238,7 @@ class HeldSink implements Sink {
   }
 }
 
-const heldSinkFactory: SinkFactory = (config: RelayConfig, logger: Logger) => new HeldSink(createKafkaSink(config, logger));
+const heldSinkFactory: SinkFactory = (config: SinkSettings, logger: Logger) => new HeldSink(createKafkaSink(config, logger));
 
 /**
  * Trendyol/go-pq-cdc#148: on a graceful stop the relay publishes what is in
@@ -306,7 +306,6 @@ export const ZOO_VARIANTS = [
   'no-final-status-update',
   'trust-slot-position',
 ] as const;
-export type ZooVariant = (typeof ZOO_VARIANTS)[number];
 
 /**
  * The extras of a zoo variant, or of the correct relay with the zoo's knobs

@@ -84,8 +84,3 @@ export async function waitForConfirmed(url: string, slot: string, lsn: Lsn, time
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-
-/** Commits a transaction and returns its commit record's end LSN as seen by the slot's consumer (pg_current_wal_insert_lsn after commit bounds it). */
-export async function walAfterCommit(url: string): Promise<Lsn> {
-  return currentWalLsn(url);
-}

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isTransientPgError } from '../../src/consumer/consumer-errors.js';
 import { buildDeadLetterMessage } from '../../src/consumer/dead-letter.js';
-import { validateOptions, type IdempotentConsumerOptions } from '../../src/consumer/idempotent-consumer.js';
+import { validateOptions } from '../../src/consumer/consumer-options.js';
+import type { IdempotentConsumerOptions } from '../../src/consumer/idempotent-consumer.js';
 import { insertProcessedSql } from '../../src/consumer/processed-messages.js';
 import { quoteTableName } from '../../src/consumer/sql.js';
 import { buildOutboxInsert } from '../../src/consumer/write-outbox-event.js';

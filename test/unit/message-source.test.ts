@@ -12,7 +12,7 @@ import { malformedRowError, malformedRowRecord } from '../../src/publish/malform
 import { heartbeatPrefix } from '../../src/replication/heartbeat.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
-import { RecordBuilder } from '../../src/sink/record-builder.js';
+import { RecordBuilder } from '../../src/record-format/record-builder.js';
 
 // Bytes recorded from PostgreSQL 15 by test/fixtures/record-pgoutput-messages.sh:
 // outbox_tail.emit() (migrations/0003_emit_message.sql) next to a table row, a

@@ -9,7 +9,7 @@ import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js'
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import { createLogger } from '../../src/logging/create-logger.js';
 import { pgConnection } from '../../src/postgres/pg-connection.js';
-import { kafkaSecurity } from '../../src/sink/kafka-security.js';
+import { kafkaSecurity } from '../../src/kafka-clients/kafka-security.js';
 
 const dir = tempDir('outbox-tail-ops-config-');
 const file = (name: string, text: string) => {

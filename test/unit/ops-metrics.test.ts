@@ -5,7 +5,8 @@ import { registerConsumerMetrics } from '../../src/observability/consumer-metric
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
 import { RelayStats } from '../../src/relay/relay-stats.js';
 import { Lsn } from '../../src/replication/lsn.js';
-import type { Sink, SinkRecord, TransactionalSink } from '../../src/sink/sink.js';
+import type { Sink, TransactionalSink } from '../../src/sink/sink.js';
+import type { SinkRecord } from '../../src/record-format/sink-record.js';
 
 const PG_EPOCH_MS = 946_684_800_000;
 const micros = (unixMs: number) => BigInt(unixMs - PG_EPOCH_MS) * 1000n;

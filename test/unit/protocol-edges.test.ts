@@ -3,7 +3,7 @@ import { backoffDelay } from '../../src/relay/backoff.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { classifyPgError } from '../../src/postgres/pg-errors.js';
 import { encodeStandbyStatus } from '../../src/replication/standby-status.js';
-import { classifyKafkaError } from '../../src/kafka/kafka-errors.js';
+import { classifyKafkaError } from '../../src/kafka-clients/kafkajs/kafka-errors.js';
 
 describe('standby status update', () => {
   it('carries exactly the given LSN (not +1) as written, flushed and applied', () => {

@@ -6,7 +6,7 @@ import { nextBatchSize, shouldWaitForFullerBatch, type Batchable } from '../../s
 import { malformedRowError, malformedRowRecord } from '../../src/publish/malformed-policy.js';
 import { oversizeDecision, oversizeError } from '../../src/publish/oversize-policy.js';
 import { Lsn } from '../../src/replication/lsn.js';
-import { RecordBuilder } from '../../src/sink/record-builder.js';
+import { RecordBuilder } from '../../src/record-format/record-builder.js';
 
 const queue = (entries: Batchable[]) => ({ length: entries.length, peek: (i: number) => entries[i] });
 const sized = (...bytes: number[]): Batchable[] => bytes.map((b) => ({ bytes: b, record: {} }));

@@ -7,8 +7,8 @@ import { alreadyPublished } from '../../src/exactly-once/skip-published.js';
 import { badRowPolicies } from '../../src/publish/bad-row-policy.js';
 import { PublishingStage, type PublishCounters } from '../../src/publish/publishing-stage.js';
 import { Lsn } from '../../src/replication/lsn.js';
-import { RecordBuilder } from '../../src/sink/record-builder.js';
-import type { SinkRecord } from '../../src/sink/sink.js';
+import { RecordBuilder } from '../../src/record-format/record-builder.js';
+import type { SinkRecord } from '../../src/record-format/sink-record.js';
 
 let seq = 0;
 const txn = (): Transaction => ({ seq: ++seq, xid: seq, commitLsn: Lsn.of(BigInt(seq * 100)), commitTime: 0n, endLsn: null });

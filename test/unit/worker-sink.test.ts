@@ -2,14 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import { createLogger } from '../../src/logging/create-logger.js';
-import { WorkerSink } from '../../src/sink/worker-sink.js';
+import { sinkThread } from '../../src/sink-factory/create-sink.js';
+import { WorkerSink } from '../../src/sink-thread/worker-sink.js';
 
 // Port 1 on loopback refuses at once: no broker is needed to see what crosses back from the sink thread.
 const unreachable = resolveConfig({ flags: { brokers: ['127.0.0.1:1'], connectTimeoutMs: 500, kafkaRetries: 0, logLevel: 'silent' } });
 
 describe('WorkerSink (the Kafka client on a worker thread)', () => {
   it('rejects connect with the error the worker classified: same code and retriable flag', async () => {
-    const sink = new WorkerSink(unreachable, null as never, createLogger('silent'));
+    const sink = new WorkerSink(sinkThread(unreachable), null as never, createLogger('silent'));
     const error = await sink.connect().then(
       () => null,
       (e: unknown) => e,
@@ -21,7 +22,7 @@ describe('WorkerSink (the Kafka client on a worker thread)', () => {
   });
 
   it('refuses to send before connect, and a disconnected sink sends nothing', async () => {
-    const sink = new WorkerSink(unreachable, null as never, createLogger('silent'));
+    const sink = new WorkerSink(sinkThread(unreachable), null as never, createLogger('silent'));
     await expect(sink.send([{ topic: 't', key: 'k', value: Buffer.from('{}'), headers: {}, bytes: 10 }])).rejects.toThrow(/before connect/);
     await sink.disconnect();
   });

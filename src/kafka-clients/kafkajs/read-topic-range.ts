@@ -1,5 +1,5 @@
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../../errors/outbox-tail-error.js';
 import { classifyKafkaError } from './kafka-errors.js';
 
 /** One partition's offsets to read: from `start` (inclusive) to `end` (exclusive, an end fetched before reading). */

@@ -9,13 +9,14 @@ import {
   type ProducerConfig,
   type SASLOptions,
 } from 'kafkajs';
-import { createKafka } from '../kafka/create-kafka.js';
+import { createKafka } from './create-kafka.js';
 import { installFastRecordEncoder } from './kafkajs-record-encoder.js';
-import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
-import type { KafkaSasl } from './kafka-security.js';
-import type { KafkaSinkOptions } from './kafka-sink-options.js';
-import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
+import { kafkajsLogCreator } from '../../logging/kafkajs-log-creator.js';
+import { classifyKafkaError } from './kafka-errors.js';
+import type { KafkaSasl } from '../kafka-security.js';
+import type { KafkaSinkOptions } from '../kafka-client-options.js';
+import type { ClusterMetadata, Sink } from '../../sink/sink.js';
+import type { SinkRecord } from '../../record-format/sink-record.js';
 import { topicMessages } from './topic-messages.js';
 
 /**

@@ -1,9 +1,10 @@
 import type { Producer, SASLOptions as PltSaslOptions } from '@platformatic/kafka';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import type { KafkaSasl } from './kafka-security.js';
-import type { KafkaSinkOptions } from './kafka-sink-options.js';
+import { OutboxTailError } from '../../errors/outbox-tail-error.js';
+import type { KafkaSasl } from '../kafka-security.js';
+import type { KafkaSinkOptions } from '../kafka-client-options.js';
 import { javaPartition } from './murmur2.js';
-import type { ClusterMetadata, Sink, SinkRecord } from './sink.js';
+import type { ClusterMetadata, Sink } from '../../sink/sink.js';
+import type { SinkRecord } from '../../record-format/sink-record.js';
 
 type PltProducer = Producer<Buffer, Buffer, string, string>;
 

@@ -1,11 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../config/config-schema.js';
 import { type ErrorCode, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { packRecords } from './record-wire.js';
 import type { Watermark } from '../exactly-once/watermark.js';
-import type { ClusterMetadata, Sealed, Sink, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
-import type { SinkReply, SinkReplyError, SinkRequest } from './sink-thread.js';
+import type { ClusterMetadata, Sealed, Sink, TransactionalSink, WatermarkPosition } from '../sink/sink.js';
+import type { SinkRecord } from '../record-format/sink-record.js';
+import type { SinkReply, SinkReplyError, SinkRequest } from './sink-thread-protocol.js';
 
 interface Pending {
   resolve(value: Watermark | null | undefined): void;
@@ -13,16 +13,24 @@ interface Pending {
 }
 
 /**
- * The worker's entry: the compiled .js in dist. Under tsx (the tests' broken
- * relay variants, the bench) the .ts source, loaded through tsx's API: Node 20
- * does not run a parent's --import hooks in a worker.
+ * The worker thread to start: its entry module (which builds the real sink and
+ * serves it, see serve-sink.ts) and the data it is built from. The entry is
+ * named by whoever wires the sink, so this transport imports no sink factory.
  */
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const ENTRY = new URL(FROM_SOURCE ? './sink-thread.ts' : './sink-thread.js', import.meta.url);
-const startWorker = (workerData: unknown): Worker =>
-  FROM_SOURCE
-    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); });`, { eval: true, workerData })
-    : new Worker(ENTRY, { workerData });
+export interface SinkThreadStart {
+  entry: URL;
+  workerData: unknown;
+}
+
+/**
+ * The compiled .js in dist starts as it is. Under tsx (the tests' broken relay
+ * variants, the bench) the entry is the .ts source, loaded through tsx's API:
+ * Node 20 does not run a parent's --import hooks in a worker.
+ */
+const startWorker = ({ entry, workerData }: SinkThreadStart): Worker =>
+  entry.pathname.endsWith('.ts')
+    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`, { eval: true, workerData })
+    : new Worker(entry, { workerData });
 
 function rebuild(error: SinkReplyError): Error {
   if (error.code === undefined) return new Error(error.message);
@@ -47,13 +55,13 @@ export class WorkerSink implements Sink {
   private dead: Error | null = null;
 
   constructor(
-    private readonly config: RelayConfig,
+    private readonly thread: SinkThreadStart,
     private readonly local: Sink,
     private readonly logger: Logger,
   ) {}
 
   async connect(): Promise<void> {
-    const worker = startWorker({ config: this.config });
+    const worker = startWorker(this.thread);
     // The main thread's handles keep the process alive; a forgotten worker must not.
     worker.unref();
     worker.on('message', (reply: SinkReply) => {
@@ -71,8 +79,8 @@ export class WorkerSink implements Sink {
   }
 
   /** Exactly-once: the same sink, with the TransactionalSink calls carried to the worker too. */
-  static transactional(config: RelayConfig, local: Sink, logger: Logger): TransactionalSink {
-    return new TransactionalWorkerSink(config, local, logger);
+  static transactional(thread: SinkThreadStart, local: Sink, logger: Logger): TransactionalSink {
+    return new TransactionalWorkerSink(thread, local, logger);
   }
 
   send(records: readonly SinkRecord[]): Promise<void> {

@@ -1,16 +1,17 @@
 import { hostname } from 'node:os';
 import { CompressionTypes, type Kafka, logLevel as KafkaLogLevel, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
-import { createKafka } from '../kafka/create-kafka.js';
+import { createKafka } from '../kafka-clients/kafkajs/create-kafka.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { decodeWatermark, encodeWatermark, type Watermark } from '../exactly-once/watermark.js';
-import { classifyKafkaError } from '../kafka/kafka-errors.js';
+import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
 import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
-import { cacheTransactionCoordinator } from './kafkajs-coordinator-cache.js';
-import { connectionConfig, installRecordEncoder, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
-import type { KafkaSinkOptions } from './kafka-sink-options.js';
+import { cacheTransactionCoordinator } from '../kafka-clients/kafkajs/kafkajs-coordinator-cache.js';
+import { connectionConfig, installRecordEncoder, INTENDED_WARNINGS, KafkaSink, producerSettings } from '../kafka-clients/kafkajs/kafka-sink.js';
+import type { KafkaSinkOptions } from '../kafka-clients/kafka-client-options.js';
 import { checkOffsetsTopic } from './offsets-topic.js';
-import type { ClusterMetadata, Sealed, SinkRecord, TransactionalSink, WatermarkPosition } from './sink.js';
-import { topicMessages } from './topic-messages.js';
+import type { ClusterMetadata, Sealed, TransactionalSink, WatermarkPosition } from '../sink/sink.js';
+import type { SinkRecord } from '../record-format/sink-record.js';
+import { topicMessages } from '../kafka-clients/kafkajs/topic-messages.js';
 
 export interface TransactionalKafkaSinkOptions extends KafkaSinkOptions {
   slot: string;

@@ -1,4 +1,4 @@
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../../errors/outbox-tail-error.js';
 
 interface KafkaLikeError {
   name?: string;

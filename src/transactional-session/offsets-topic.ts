@@ -1,6 +1,6 @@
 import kafkajs, { type Admin } from 'kafkajs';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { createTopicsAndWait } from '../kafka/create-topics.js';
+import { createTopicsAndWait } from '../kafka-clients/kafkajs/create-topics.js';
 
 // A CommonJS enum: ESM sees it only on the default export.
 const { ConfigResourceTypes } = kafkajs;

@@ -1,4 +1,4 @@
-import type { SinkRecord } from './sink.js';
+import type { SinkRecord } from '../record-format/sink-record.js';
 
 /**
  * Records cross to the sink thread as one buffer that is transferred, not

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { RelayConfig } from '../config/config-schema.js';
-import { kafkaSecurity, type KafkaSecurity } from './kafka-security.js';
+import { kafkaSecurity, type KafkaSecurity, type KafkaSecuritySettings } from './kafka-security.js';
 
 /** What every Kafka sink is built from, whichever client library it uses. */
 export interface KafkaSinkOptions extends KafkaSecurity {
@@ -13,8 +12,18 @@ export interface KafkaSinkOptions extends KafkaSecurity {
   logger: Logger;
 }
 
-/** Sink options from the config (connection, retries, TLS, SASL). */
-export function kafkaSinkOptions(config: RelayConfig, logger: Logger): KafkaSinkOptions {
+/** The Kafka connection as the options name it: brokers, client id, retries, timeouts, TLS and SASL. */
+export interface KafkaConnectionSettings extends KafkaSecuritySettings {
+  brokers: string[];
+  clientId: string;
+  kafkaRetries: number;
+  connectTimeoutMs: number;
+  kafkaRequestTimeoutMs: number;
+  allowAutoTopicCreation: boolean;
+}
+
+/** Client options from the connection settings (connection, retries, TLS, SASL). */
+export function kafkaSinkOptions(config: KafkaConnectionSettings, logger: Logger): KafkaSinkOptions {
   return {
     brokers: config.brokers,
     clientId: config.clientId,

@@ -1,5 +1,4 @@
 import type { ConnectionOptions } from 'node:tls';
-import type { RelayConfig } from '../config/config-schema.js';
 import { readPem } from '../secrets/read-pem.js';
 
 /** SASL credentials in the relay's own terms; each sink maps them to its client library. */
@@ -15,19 +14,28 @@ export interface KafkaSecurity {
   sasl?: KafkaSasl;
 }
 
-type KafkaSecurityKeys = 'kafkaSsl' | 'kafkaSslCa' | 'kafkaSslCert' | 'kafkaSslKey' | 'saslMechanism' | 'saslUsername' | 'saslPassword';
+/** --kafka-ssl*, --sasl-*: file paths, read at every connect (and on the sink thread by the thread itself). */
+export interface KafkaSecuritySettings {
+  kafkaSsl?: boolean | undefined;
+  kafkaSslCa?: string | undefined;
+  kafkaSslCert?: string | undefined;
+  kafkaSslKey?: string | undefined;
+  saslMechanism?: KafkaSasl['mechanism'] | undefined;
+  saslUsername?: string | undefined;
+  saslPassword?: string | undefined;
+}
 
 /**
  * TLS and SASL settings for every Kafka connection the relay opens, from the
  * config: whichever client a sink uses, all of them connect the same way.
  */
-export function kafkaSecurity(config: Partial<Pick<RelayConfig, KafkaSecurityKeys>>): KafkaSecurity {
+export function kafkaSecurity(config: KafkaSecuritySettings): KafkaSecurity {
   const out: KafkaSecurity = {};
   if (config.kafkaSsl || config.kafkaSslCa || config.kafkaSslCert) {
     const tls: ConnectionOptions = { rejectUnauthorized: true };
-    if (config.kafkaSslCa) tls.ca = readPem(config.kafkaSslCa, 'kafkaSslCa');
-    if (config.kafkaSslCert) tls.cert = readPem(config.kafkaSslCert, 'kafkaSslCert');
-    if (config.kafkaSslKey) tls.key = readPem(config.kafkaSslKey, 'kafkaSslKey');
+    if (config.kafkaSslCa) tls.ca = readPem(config.kafkaSslCa, 'kafka-ssl-ca');
+    if (config.kafkaSslCert) tls.cert = readPem(config.kafkaSslCert, 'kafka-ssl-cert');
+    if (config.kafkaSslKey) tls.key = readPem(config.kafkaSslKey, 'kafka-ssl-key');
     out.ssl = tls;
   }
   if (config.saslMechanism) {

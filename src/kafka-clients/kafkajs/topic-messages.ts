@@ -1,5 +1,5 @@
 import type { Message, TopicMessages } from 'kafkajs';
-import type { SinkRecord } from './sink.js';
+import type { SinkRecord } from '../../record-format/sink-record.js';
 
 /**
  * A batch as kafkajs's sendBatch wants it: one entry per topic, records in

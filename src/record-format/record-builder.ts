@@ -1,16 +1,13 @@
 import type { MalformedRow, OutboxEvent } from '../outbox/outbox-event.js';
 import { Lsn } from '../replication/lsn.js';
-import type { SinkRecord } from './sink.js';
+import { RECORD_HEADER_NAMES, type RecordHeaderName } from './record-headers.js';
+import type { SinkRecord } from './sink-record.js';
 import { compileTopicTemplate } from './topic-template.js';
 
 const RECORD_OVERHEAD = 70;
 /** Names of id, event_type, aggregate_type, aggregate_id, commit_lsn, plus 2 bytes each. */
 const STANDARD_HEADERS_SIZE = 'id'.length + 'event_type'.length + 'aggregate_type'.length + 'aggregate_id'.length + 'commit_lsn'.length + 5 * 2;
 const CREATED_AT_SIZE = 'created_at'.length + 2;
-
-/** The standard headers a record can carry (--record-headers), in the order they are written. */
-export const RECORD_HEADER_NAMES = ['id', 'event_type', 'aggregate_type', 'aggregate_id', 'created_at', 'commit_lsn'] as const;
-export type RecordHeaderName = (typeof RECORD_HEADER_NAMES)[number];
 
 /** Builds Kafka records from outbox events, Debezium Outbox Event Router style. */
 export class RecordBuilder {
