@@ -68,5 +68,6 @@ export type RelayVariant =
   | 'slow-commit-unfenced'
   | 'no-start-checks'
   | 'lanes-fenced-lazily'
+  | 'same-epoch-after-error'
   | 'publish-non-transactional'
   | 'recover-without-backfill';
