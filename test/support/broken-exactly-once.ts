@@ -234,6 +234,12 @@ class SameEpochAfterErrorSink extends SinkWrapper {
   }
 }
 
+/** The relay makes a sink per session: this variant hands every session the same one (one relay process per variant). */
+function sameEpochSink(): SinkFactory {
+  let shared: SameEpochAfterErrorSink | null = null;
+  return (config, logger) => (shared ??= new SameEpochAfterErrorSink(transactionalSink(config, logger)));
+}
+
 /** The skip rule off by one: skips only transactions ending strictly before the watermark, so the last one is published again. */
 const skipBelowWatermarkOnly: SkipRule = (commitLsn, watermark) => watermark !== null && watermark.commitLsn !== null && commitLsn < watermark.commitLsn;
 
@@ -266,7 +272,7 @@ export const EXACTLY_ONCE_VARIANTS: Record<string, { sinkFactory?: SinkFactory; 
   'no-start-checks': { sinkFactory: (config, logger) => new NoStartChecksSink(transactionalSink(config, logger)) },
   'lanes-fenced-lazily': { sinkFactory: lazyLanes },
   // The late-request nemesis (test/faults/late-requests.ts): no epoch bump after an indefinite error.
-  'same-epoch-after-error': { sinkFactory: (config, logger) => new SameEpochAfterErrorSink(transactionalSink(config, logger)) },
+  'same-epoch-after-error': { sinkFactory: sameEpochSink() },
   // The zombie-fencing test (test/faults/zombie-fencing.ts): the correct relay, with a wide zombie window ...
   'slow-commit': { sinkFactory: (config, logger) => new SlowCommitSink(transactionalSink(config, logger)) },
   // ... and its negative control: no fencing, because every process has a transactional id of its own.
