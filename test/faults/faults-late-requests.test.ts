@@ -23,7 +23,9 @@ const stack = useFaultStack(`late requests, Kafka ${kafkaVersion}${transactionsV
 
 function show(r: LateRequestResult): LateRequestResult {
   report(r);
-  console.log(`${r.name}: late ${JSON.stringify(r.late ?? [])}; epochs ${JSON.stringify(r.epochs ?? [])}; read_uncommitted ${JSON.stringify(r.read_uncommitted ?? null)}`);
+  console.log(
+    `${r.name}: late ${JSON.stringify(r.late ?? [])}; epochs ${JSON.stringify(r.epochs ?? [])}; read_uncommitted ${JSON.stringify(r.read_uncommitted ?? null)}`,
+  );
   return r;
 }
 
@@ -31,14 +33,24 @@ describe('late requests at least once: a request delivered after the relay gave 
   it('a Produce held past the request timeout (twice) and delivered after the relay restarted its session: 0 lost, per-key order kept', async () => {
     const r = show(await lateRequestScenario({ fs: stack.fs, log, kind: 'produce-held', delivery: 'at-least-once', rounds: 2 }));
     expect(r.failed, r.detail).toEqual([]);
-    expect({ passed: r.passed, lost: r.lost, phantoms: r.phantoms, order: r.counts?.order_violations }).toEqual({ passed: true, lost: 0, phantoms: 0, order: 0 });
+    expect({ passed: r.passed, lost: r.lost, phantoms: r.phantoms, order: r.counts?.order_violations }).toEqual({
+      passed: true,
+      lost: 0,
+      phantoms: 0,
+      order: 0,
+    });
     expect(r.late.length).toBeGreaterThan(0);
   }, 300_000);
 
   it('a half-open connection (requests reach the broker, responses are dropped): 0 lost, per-key order kept', async () => {
     const r = show(await lateRequestScenario({ fs: stack.fs, log, kind: 'half-open', delivery: 'at-least-once' }));
     expect(r.failed, r.detail).toEqual([]);
-    expect({ passed: r.passed, lost: r.lost, phantoms: r.phantoms, order: r.counts?.order_violations }).toEqual({ passed: true, lost: 0, phantoms: 0, order: 0 });
+    expect({ passed: r.passed, lost: r.lost, phantoms: r.phantoms, order: r.counts?.order_violations }).toEqual({
+      passed: true,
+      lost: 0,
+      phantoms: 0,
+      order: 0,
+    });
   }, 300_000);
 });
 

@@ -88,7 +88,8 @@ async function nextRestart(relay: RelayProcess, from: number, timeoutMs: number)
  */
 export function epochFindings(requests: readonly RequestRecord[], heldFrom: number, failedAt: number): EpochFinding[] {
   const ids = new Set<string>();
-  for (const r of requests) if (r.at >= heldFrom && r.at <= failedAt && r.producer?.transactionalId && r.apiKey !== API.InitProducerId) ids.add(r.producer.transactionalId);
+  for (const r of requests)
+    if (r.at >= heldFrom && r.at <= failedAt && r.producer?.transactionalId && r.apiKey !== API.InitProducerId) ids.add(r.producer.transactionalId);
   const findings: EpochFinding[] = [];
   for (const id of ids) {
     const mine = requests.filter((r) => r.producer?.transactionalId === id);

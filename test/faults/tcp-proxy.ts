@@ -324,10 +324,11 @@ export class TcpProxy {
       );
       return;
     }
-    let producer: ProducerFields | null = null;
+    let producer: ProducerFields | null;
     try {
       producer = producerFields(frame);
     } catch {
+      // A request this parser misreads is still forwarded, just without its producer fields.
       producer = null;
     }
     const verdict = this.rule?.(frame, producer) ?? 'pass';

@@ -23,7 +23,21 @@ const produce = () =>
     transactionalId: 'outbox-tail-slot',
     producerId: Long.fromString('4242'),
     producerEpoch: 7,
-    topicData: [{ topic: 'orders', partitions: [{ partition: 2, firstSequence: 15, messages: [{ key: 'k', value: 'a' }, { key: 'k', value: 'b' }] }] }],
+    topicData: [
+      {
+        topic: 'orders',
+        partitions: [
+          {
+            partition: 2,
+            firstSequence: 15,
+            messages: [
+              { key: 'k', value: 'a' },
+              { key: 'k', value: 'b' },
+            ],
+          },
+        ],
+      },
+    ],
   });
 
 describe('Kafka framing for the late-request nemesis', () => {
@@ -60,8 +74,12 @@ describe('Kafka framing for the late-request nemesis', () => {
   });
 
   it('tells an EndTxn commit from an abort, and reads AddPartitionsToTxn and InitProducerId', async () => {
-    const commit = parseRequest(await bytes(endTxnV1({ transactionalId: 't', producerId: Long.fromString('5'), producerEpoch: 3, transactionResult: true }), 1));
-    const abort = parseRequest(await bytes(endTxnV1({ transactionalId: 't', producerId: Long.fromString('5'), producerEpoch: 3, transactionResult: false }), 2));
+    const commit = parseRequest(
+      await bytes(endTxnV1({ transactionalId: 't', producerId: Long.fromString('5'), producerEpoch: 3, transactionResult: true }), 1),
+    );
+    const abort = parseRequest(
+      await bytes(endTxnV1({ transactionalId: 't', producerId: Long.fromString('5'), producerEpoch: 3, transactionResult: false }), 2),
+    );
     expect(producerFields(commit)).toEqual({ transactionalId: 't', producerId: 5n, producerEpoch: 3, committed: true });
     expect(producerFields(abort)?.committed).toBe(false);
     const add = parseRequest(
