@@ -15,8 +15,8 @@
  *   moment for a late request.
  * - endtxn-held: the same with EndTxn (commit) requests (exactly-once only:
  *   at-least-once sends no transactional request).
- * - half-open: requests reach the broker, every response is dropped, until
- *   the relay gave up.
+ * - half-open: from the relay's next Produce on, requests reach the broker
+ *   and every response is dropped, until the relay gave up.
  * Each recounted read_committed and read_uncommitted (harness.ts), with the
  * broker's answer to each late request and, on the wire, the producer epoch
  * of every request after the failure.
@@ -131,8 +131,13 @@ async function oneRound(
   const proxy = o.fs.kafkaProxy;
   const seen = relay.logs.length;
   const heldFrom = Date.now();
-  if (o.kind === 'half-open') proxy.dropResponses(true);
-  else {
+  if (o.kind === 'half-open') {
+    // From the next Produce on, so the cut finds the relay publishing (not between two lookups of a coordinator).
+    proxy.setRequestRule((frame) => {
+      if (frame.apiKey === API.Produce) proxy.dropResponses(true);
+      return 'pass';
+    });
+  } else {
     const apiKey = o.kind === 'produce-held' ? API.Produce : API.EndTxn;
     proxy.setRequestRule((frame, producer) => (frame.apiKey === apiKey && (apiKey !== API.EndTxn || producer?.committed === true) ? 'hold' : 'pass'));
   }
@@ -142,8 +147,10 @@ async function oneRound(
   run.log(`${o.kind}: the relay gave up (${String(restart.code)}: ${String(restart.err).slice(0, 160)}) after ${((failedAt - heldFrom) / 1000).toFixed(1)} s`);
   run.check(`${o.kind}: the relay ended its session with a Kafka error (${String(restart.code)})`, ERROR_CODES.has(String(restart.code)));
   let late: RequestRecord[] = [];
-  if (o.kind === 'half-open') proxy.dropResponses(false);
-  else {
+  if (o.kind === 'half-open') {
+    proxy.setRequestRule(null);
+    proxy.dropResponses(false);
+  } else {
     run.check(`${o.kind}: the proxy held at least one request (${proxy.heldCount})`, proxy.heldCount > 0);
     // The next session's requests pass; the held ones go on just before its first Produce.
     const released = proxy.releaseBefore(API.Produce);
