@@ -174,13 +174,20 @@ export function lateRequestScenario(o: LateRequestOptions): Promise<LateRequestR
       }
       const c = await run.settle();
       run.checkCounts(c, { duplicates: 'allowed' });
+      // Why each session ended: the code, and the Kafka error named in the message (OUT_OF_ORDER_SEQUENCE_NUMBER, ...).
+      const ends = new Map<string, number>();
+      for (const l of relay.logs.filter((x) => x.event === 'restart')) {
+        const named = /\b[A-Z][A-Z_]{7,}\b/.exec(String(l.err).replace(String(l.code), ''))?.[0];
+        const key = `${String(l.code)}${named ? ` ${named}` : ''}`;
+        ends.set(key, (ends.get(key) ?? 0) + 1);
+      }
       const answers = new Map<string, number>();
       for (const l of late) {
         const key = `${apiName(l.apiKey)} ${errorName(l.errorCode)}`;
         answers.set(key, (answers.get(key) ?? 0) + 1);
       }
       run.note(
-        `${roundsRun} round(s) of ${o.kind}, the relay gave up after ${failedAfter.join(', ')}; late requests answered: ${[...answers].map(([k, n]) => `${k} x${n}`).join(', ') || 'none held'}; epochs ${findings.map((f) => `${f.transactionalId} ${f.failedEpoch}->${f.nextEpoch} (${f.staleRequests} stale)`).join(', ') || '-'}; writer ${run.writer?.stats.created} orders`,
+        `${roundsRun} round(s) of ${o.kind}, the relay gave up after ${failedAfter.join(', ')}; late requests answered: ${[...answers].map(([k, n]) => `${k} x${n}`).join(', ') || 'none held'}; epochs ${findings.map((f) => `${f.transactionalId} ${f.failedEpoch}->${f.nextEpoch} (${f.staleRequests} stale)`).join(', ') || '-'}; session restarts: ${[...ends].map(([k, n]) => `${k} x${n}`).join(', ') || 'none'}; writer ${run.writer?.stats.created} orders`,
       );
       return { ...run.result(c, recovery), late: late.map(outcome), epochs: findings, rounds_run: roundsRun } as LateRequestResult;
     },
