@@ -6,7 +6,7 @@ import { LongestFirstSequencer } from './test/support/longest-first-sequencer.js
 //   integration  real Postgres + Kafka from ONE stack per run (test/support/global-setup.ts)
 //   crash        same shared stack; files that need fault hooks start their own stack
 //   faults       fault injection (issue 7): each file on a fault stack of its own (test/faults/fault-suite.ts),
-//                so the four files run beside each other and beside the other projects
+//                so its files run beside each other and beside the other projects
 //   containers   the relay image, the systemd unit and container cleanup in real containers: needs a
 //                container engine (bin/with-engine.sh npx vitest run --project containers), so
 //                it is NOT part of a plain `vitest run`; each file starts its own containers

@@ -37,11 +37,21 @@ export const RELAY_PASSWORD = 'faults-s3cret-pw';
 export const RELAY_ROLE = 'faults_relay';
 
 export async function startFaultStack(
-  options: { log?: (line: string) => void; postgresSettings?: Record<string, string>; kafkaSettings?: Record<string, string> } = {},
+  options: {
+    log?: (line: string) => void;
+    postgresSettings?: Record<string, string>;
+    kafkaSettings?: Record<string, string>;
+    /** The Kafka proxy reads Kafka framing (the late-request nemesis). */
+    kafkaFrames?: boolean;
+    /** Native only: extra `kafka-storage format` arguments, e.g. ['--feature', 'transaction.version=2']. */
+    kafkaFormatArgs?: string[];
+    /** Native only: the Kafka version to run (default OUTBOX_TAIL_KAFKA_VERSION, else 4.1.1). */
+    kafkaVersion?: string;
+  } = {},
 ): Promise<FaultStack> {
   const log = options.log ?? (() => undefined);
   // The target is not known until the broker has its listener port.
-  const kafkaProxy = await TcpProxy.start({ host: '127.0.0.1', port: 9 });
+  const kafkaProxy = await TcpProxy.start({ host: '127.0.0.1', port: 9 }, {}, { kafkaFrames: options.kafkaFrames ?? false });
   const stackOptions: StartStackOptions = {
     log,
     kafkaExtraListeners: { [RELAY_LISTENER]: 'PLAINTEXT' },
@@ -50,6 +60,8 @@ export async function startFaultStack(
     kafkaQuickStart: true,
     ...(options.postgresSettings ? { postgresSettings: options.postgresSettings } : {}),
     ...(options.kafkaSettings ? { kafkaSettings: options.kafkaSettings } : {}),
+    ...(options.kafkaFormatArgs ? { kafkaFormatArgs: options.kafkaFormatArgs } : {}),
+    ...(options.kafkaVersion ? { kafkaVersion: options.kafkaVersion } : {}),
   };
   let stack: StackHandle;
   try {
@@ -121,6 +133,7 @@ export async function startFaultStack(
       async repair() {
         kafkaProxy.heal();
         kafkaProxy.setLatency(0);
+        if (kafkaProxy.kafkaFrames) kafkaProxy.resetRequestRules();
         pgProxy.heal();
         if (stack.postgres.pid() === undefined) await stack.postgres.start();
         if (stack.kafka.pid() === undefined) await stack.kafka.start();

@@ -6,15 +6,17 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import { startFaultStack, type FaultStack } from './fault-stack.js';
+
+type FaultStackOptions = Omit<NonNullable<Parameters<typeof startFaultStack>[0]>, 'log'>;
 import type { ScenarioResult } from './harness.js';
 
 export const log = (line: string): void => console.log(line);
 
 /** The file's fault stack, for its tests (set in beforeAll). */
-export function useFaultStack(label: string): { readonly fs: FaultStack } {
+export function useFaultStack(label: string, options: FaultStackOptions = {}): { readonly fs: FaultStack } {
   const holder: { fs: FaultStack | null } = { fs: null };
   beforeAll(async () => {
-    holder.fs = await startFaultStack({ log: (l) => console.log(`[stack] ${l}`) });
+    holder.fs = await startFaultStack({ ...options, log: (l) => console.log(`[stack] ${l}`) });
     const { provider, versions, images } = holder.fs.stack;
     console.log(
       `stack: ${provider} postgres=${versions.postgres} kafka=${versions.kafka}${images ? ` images=${images.postgres},${images.kafka}` : ''} (faults project, ${label})`,

@@ -32,7 +32,7 @@ export interface Scenario {
   run(options: ScenarioOptions): Promise<ScenarioResult>;
 }
 
-async function withRun(
+export async function withRun(
   options: ScenarioOptions,
   name: string,
   extra: Omit<FaultRunOptions, 'fs' | 'log' | 'name'>,
@@ -71,7 +71,7 @@ async function withRun(
   }
 }
 
-async function streamingRelay(run: FaultRun, env: Record<string, string> = {}, variant?: FaultVariant): Promise<RelayProcess> {
+export async function streamingRelay(run: FaultRun, env: Record<string, string> = {}, variant?: FaultVariant): Promise<RelayProcess> {
   const relay = run.startRelay(env, variant);
   await relay.waitForLog(isStreaming, 60_000);
   return relay;
@@ -89,7 +89,7 @@ async function churnWal(run: FaultRun): Promise<number> {
   return Number(Lsn.parse(endLsn) - Lsn.parse(startLsn)) / 1e6;
 }
 
-async function warmUp(run: FaultRun, ms = 2_000): Promise<void> {
+export async function warmUp(run: FaultRun, ms = 2_000): Promise<void> {
   await sleep(ms);
   await run.waitDelivered(await run.committedIds(), 60_000, 'warm-up ids');
   // The faults start now: what Kafka appended before must hold no duplicate (I4).

@@ -12,8 +12,17 @@
  * closes flow again. heal('fresh') lets only NEW connections through; the ones
  * opened before stay silent forever (a lost NAT/conntrack entry), so a client
  * recovers only if it notices a dead connection by itself.
+ *
+ * With `kafkaFrames` (the late-request nemesis, late-requests.ts) the proxy
+ * reads Kafka framing in both directions and a rule decides, request by
+ * request: pass, hold (kept aside, the client hears nothing), or duplicate.
+ * Held requests are delivered later on a connection of the proxy's own (the
+ * late request of a client that gave up on its connection), with their
+ * responses read back; and responses can be dropped (half-open: requests
+ * reach the broker, nothing comes back).
  */
 import net from 'node:net';
+import { FrameSplitter, parseRequest, parseResponse, producerFields, responseCorrelationId, type ProducerFields, type RequestFrame } from './kafka-frames.js';
 
 export type HealMode = 'resume' | 'fresh';
 
@@ -27,6 +36,7 @@ interface Direction {
 }
 
 interface Link {
+  id: number;
   client: net.Socket;
   upstream: net.Socket | null;
   up: Direction | null;
@@ -36,6 +46,31 @@ interface Link {
   /** Accepted during a black hole: dial upstream once it heals. */
   pendingDial: boolean;
   closed: boolean;
+  /** kafkaFrames: requests sent on this link, by correlation id, for reading their responses. */
+  inflight: Map<number, RequestRecord>;
+  /** kafkaFrames: frames that wait while held requests are delivered first (releaseBefore). */
+  blocked: Buffer[] | null;
+}
+
+export type RequestVerdict = 'pass' | 'hold' | 'duplicate';
+
+/** One Kafka request the proxy saw, with what it did and what the broker answered. */
+export interface RequestRecord {
+  at: number;
+  link: number;
+  apiKey: number;
+  apiVersion: number;
+  correlationId: number;
+  producer: ProducerFields | null;
+  verdict: RequestVerdict;
+  /** The response's error code (null: not read or not answered yet). */
+  errorCode: number | null;
+  /** Produce responses: the base offset of the first partition's batch. */
+  baseOffset?: bigint;
+  /** InitProducerId responses: the producer id and epoch the broker handed out. */
+  assigned?: { producerId: bigint; producerEpoch: number };
+  /** Held requests: when they were delivered (late) and what the broker answered then. */
+  lateAt?: number;
 }
 
 export interface ProxyStats {
@@ -50,12 +85,21 @@ export class TcpProxy {
   private holed = false;
   private latency = 0;
   private readonly counters = { accepted: 0, bytesUp: 0, bytesDown: 0 };
+  private nextLinkId = 1;
+  /** kafkaFrames: every request seen, in arrival order. */
+  readonly requests: RequestRecord[] = [];
+  private rule: ((frame: RequestFrame, producer: ProducerFields | null) => RequestVerdict) | null = null;
+  private held: Array<{ frame: RequestFrame; record: RequestRecord }> = [];
+  private dropping = false;
+  private releaseTrigger: { apiKey: number; done: (records: RequestRecord[]) => void; fail: (e: Error) => void } | null = null;
 
   private constructor(
     private readonly server: net.Server,
     readonly host: string,
     readonly port: number,
     private target: { host: string; port: number },
+    /** Reads Kafka request/response framing (the late-request nemesis). */
+    readonly kafkaFrames: boolean,
   ) {}
 
   /** Forwards new connections elsewhere: a proxy whose address had to be known before its target existed. */
@@ -64,7 +108,11 @@ export class TcpProxy {
   }
 
   /** Listens on host:port (port 0 = any free port) and forwards to target. */
-  static async start(target: { host: string; port: number }, listen: { host?: string; port?: number } = {}): Promise<TcpProxy> {
+  static async start(
+    target: { host: string; port: number },
+    listen: { host?: string; port?: number } = {},
+    options: { kafkaFrames?: boolean } = {},
+  ): Promise<TcpProxy> {
     const host = listen.host ?? '127.0.0.1';
     // Assigned once the server exists; its connection handler runs only after that.
     // eslint-disable-next-line prefer-const
@@ -75,7 +123,7 @@ export class TcpProxy {
       server.listen(listen.port ?? 0, host, () => resolve());
     });
     const address = server.address() as net.AddressInfo;
-    proxy = new TcpProxy(server, host, address.port, target);
+    proxy = new TcpProxy(server, host, address.port, target, options.kafkaFrames ?? false);
     return proxy;
   }
 
@@ -94,6 +142,57 @@ export class TcpProxy {
   /** Adds `ms` of delay to every chunk, in each direction (order kept). */
   setLatency(ms: number): void {
     this.latency = ms;
+  }
+
+  /**
+   * kafkaFrames: from now on `rule` decides what happens to each request
+   * (null: pass everything). Held requests stay held until releaseHeld() or
+   * releaseBefore().
+   */
+  setRequestRule(rule: ((frame: RequestFrame, producer: ProducerFields | null) => RequestVerdict) | null): void {
+    this.requireFrames();
+    this.rule = rule;
+  }
+
+  /** kafkaFrames: half-open while on: requests reach the broker, its responses are dropped (whole frames). */
+  dropResponses(on: boolean): void {
+    this.requireFrames();
+    this.dropping = on;
+  }
+
+  get heldCount(): number {
+    return this.held.length;
+  }
+
+  /** Delivers the held requests now, in order, on a connection of the proxy's own; resolves with their records once answered. */
+  releaseHeld(): Promise<RequestRecord[]> {
+    const held = this.held;
+    this.held = [];
+    return this.deliverLate(held);
+  }
+
+  /**
+   * Delivers the held requests just before the next request of `apiKey`
+   * (from any client connection) goes on: the worst moment for a late
+   * request, right after the client moved on and before it sends more.
+   * Resolves with their records once the broker answered them.
+   */
+  releaseBefore(apiKey: number): Promise<RequestRecord[]> {
+    this.requireFrames();
+    return new Promise((done, fail) => (this.releaseTrigger = { apiKey, done, fail }));
+  }
+
+  /** kafkaFrames: back to a plain path (no rule, responses flow, nothing held or waiting). */
+  resetRequestRules(): void {
+    this.rule = null;
+    this.dropping = false;
+    this.held = [];
+    this.releaseTrigger?.fail(new Error('the request rules were reset before the release'));
+    this.releaseTrigger = null;
+  }
+
+  private requireFrames(): void {
+    if (!this.kafkaFrames) throw new Error('this proxy was started without kafkaFrames: it does not read Kafka requests');
   }
 
   /** Cuts the path: nothing moves and nothing closes until heal(). */
@@ -130,7 +229,18 @@ export class TcpProxy {
   private accept(client: net.Socket): void {
     this.counters.accepted++;
     client.setNoDelay(true);
-    const link: Link = { client, upstream: null, up: null, down: null, dead: false, pendingDial: false, closed: false };
+    const link: Link = {
+      id: this.nextLinkId++,
+      client,
+      upstream: null,
+      up: null,
+      down: null,
+      dead: false,
+      pendingDial: false,
+      closed: false,
+      inflight: new Map(),
+      blocked: null,
+    };
     this.links.add(link);
     client.on('error', () => undefined);
     client.on('close', () => {
@@ -168,17 +278,126 @@ export class TcpProxy {
 
   private pipe(link: Link, from: net.Socket, to: net.Socket, name: 'up' | 'down'): Direction {
     const dir: Direction = { from, to, queue: [], timer: null, ended: false };
+    const splitter = this.kafkaFrames ? new FrameSplitter() : null;
     from.on('data', (chunk: Buffer) => {
       if (name === 'up') this.counters.bytesUp += chunk.length;
       else this.counters.bytesDown += chunk.length;
-      dir.queue.push({ due: Date.now() + this.latency, chunk });
-      this.flush(link, dir);
+      if (!splitter) {
+        dir.queue.push({ due: Date.now() + this.latency, chunk });
+        this.flush(link, dir);
+        return;
+      }
+      for (const frame of splitter.push(chunk)) {
+        if (name === 'up') this.onRequest(link, dir, frame);
+        else this.onResponse(link, dir, frame);
+      }
     });
     from.on('end', () => {
       dir.ended = true;
       this.flush(link, dir);
     });
     return dir;
+  }
+
+  private onRequest(link: Link, dir: Direction, bytes: Buffer): void {
+    if (link.blocked) {
+      link.blocked.push(bytes);
+      return;
+    }
+    const frame = parseRequest(bytes);
+    const trigger = this.releaseTrigger;
+    if (trigger && frame.apiKey === trigger.apiKey) {
+      // This request waits until the held ones were delivered and answered.
+      this.releaseTrigger = null;
+      link.blocked = [bytes];
+      void this.releaseHeld().then(
+        (records) => {
+          const blocked = link.blocked ?? [];
+          link.blocked = null;
+          for (const b of blocked) this.onRequest(link, dir, b);
+          trigger.done(records);
+        },
+        (error: Error) => {
+          link.blocked = null;
+          trigger.fail(error);
+        },
+      );
+      return;
+    }
+    let producer: ProducerFields | null;
+    try {
+      producer = producerFields(frame);
+    } catch {
+      // A request this parser misreads is still forwarded, just without its producer fields.
+      producer = null;
+    }
+    const verdict = this.rule?.(frame, producer) ?? 'pass';
+    const record: RequestRecord = {
+      at: Date.now(),
+      link: link.id,
+      apiKey: frame.apiKey,
+      apiVersion: frame.apiVersion,
+      correlationId: frame.correlationId,
+      producer,
+      verdict,
+      errorCode: null,
+    };
+    this.requests.push(record);
+    if (verdict === 'hold') {
+      this.held.push({ frame, record });
+      return;
+    }
+    link.inflight.set(frame.correlationId, record);
+    const copies = verdict === 'duplicate' ? 2 : 1;
+    for (let i = 0; i < copies; i++) dir.queue.push({ due: Date.now() + this.latency, chunk: bytes });
+    this.flush(link, dir);
+  }
+
+  private onResponse(link: Link, dir: Direction, bytes: Buffer): void {
+    const record = link.inflight.get(responseCorrelationId(bytes));
+    if (record) {
+      link.inflight.delete(record.correlationId);
+      readResponse(record, bytes);
+    }
+    if (this.dropping) return;
+    dir.queue.push({ due: Date.now() + this.latency, chunk: bytes });
+    this.flush(link, dir);
+  }
+
+  /** The held requests, on a connection of the proxy's own to the broker: their responses go nowhere but into the records. */
+  private deliverLate(held: Array<{ frame: RequestFrame; record: RequestRecord }>): Promise<RequestRecord[]> {
+    if (held.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: this.target.host, port: this.target.port });
+      socket.setNoDelay(true);
+      // One connection: the broker answers in request order.
+      let answered = 0;
+      const splitter = new FrameSplitter();
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`late requests: ${held.length - answered} of ${held.length} unanswered by the broker after 20 s`));
+      }, 20_000);
+      socket.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      socket.on('data', (chunk: Buffer) => {
+        for (const frame of splitter.push(chunk)) {
+          if (answered < held.length) readResponse(held[answered++]!.record, frame);
+        }
+        if (answered === held.length) {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve(held.map((h) => h.record));
+        }
+      });
+      socket.on('connect', () => {
+        for (const h of held) {
+          h.record.lateAt = Date.now();
+          socket.write(h.frame.bytes);
+        }
+      });
+    });
   }
 
   private flush(link: Link, dir: Direction): void {
@@ -229,5 +448,17 @@ export class TcpProxy {
     link.client.destroy();
     link.upstream?.destroy();
     this.links.delete(link);
+  }
+}
+
+function readResponse(record: RequestRecord, bytes: Buffer): void {
+  try {
+    const response = parseResponse(bytes, record.apiKey, record.apiVersion);
+    record.errorCode = response.errorCode;
+    if (response.baseOffset !== undefined) record.baseOffset = response.baseOffset;
+    if (response.producerId !== undefined && response.producerEpoch !== undefined)
+      record.assigned = { producerId: response.producerId, producerEpoch: response.producerEpoch };
+  } catch {
+    /* a version this parser does not read: errorCode stays null */
   }
 }

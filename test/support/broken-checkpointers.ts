@@ -68,6 +68,7 @@ export type RelayVariant =
   | 'slow-commit-unfenced'
   | 'no-start-checks'
   | 'lanes-fenced-lazily'
+  | 'same-epoch-after-error'
   | 'publish-non-transactional'
   | 'recover-without-backfill'
   // broken-zoo.ts's (the regression zoo):

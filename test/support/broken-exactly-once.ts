@@ -207,6 +207,39 @@ function lazyLanes(config: SinkSettings, logger: Logger): TransactionalSink {
   );
 }
 
+/**
+ * After a failed session (a timed-out produce, an EndTxn in doubt) it aborts
+ * the open Kafka transaction and goes on with the SAME producers: no new
+ * InitProducerId, so the next Kafka transaction runs in the same producer
+ * epoch and a request of the failed one that arrives late is not fenced (the
+ * hazard of the pre-KIP-890 protocol, docs/late-requests.md).
+ */
+class SameEpochAfterErrorSink extends SinkWrapper {
+  private connected = false;
+  override async connect() {
+    if (this.connected) return;
+    await this.inner.connect();
+    this.connected = true;
+    process.stderr.write('same-epoch: producers initialised once\n');
+  }
+  override async disconnect() {
+    // The correct sink disconnects its producers here, so the next session's connect() re-initialises them (epoch bump).
+    await this.inner.abort().catch(() => undefined);
+  }
+  commit(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<void> {
+    return this.inner.commit(position, records);
+  }
+  override seal(position: WatermarkPosition, records?: readonly SinkRecord[]): Promise<Sealed> {
+    return this.inner.seal(position, records);
+  }
+}
+
+/** The relay makes a sink per session: this variant hands every session the same one (one relay process per variant). */
+function sameEpochSink(): SinkFactory {
+  let shared: SameEpochAfterErrorSink | null = null;
+  return (config, logger) => (shared ??= new SameEpochAfterErrorSink(transactionalSink(config, logger)));
+}
+
 /** The skip rule off by one: skips only transactions ending strictly before the watermark, so the last one is published again. */
 const skipBelowWatermarkOnly: SkipRule = (commitLsn, watermark) => watermark !== null && watermark.commitLsn !== null && commitLsn < watermark.commitLsn;
 
@@ -238,6 +271,8 @@ export const EXACTLY_ONCE_VARIANTS: Record<string, { sinkFactory?: SinkFactory; 
   'skip-rule-one-too-many': { skipRule: skipOneTooMany() },
   'no-start-checks': { sinkFactory: (config, logger) => new NoStartChecksSink(transactionalSink(config, logger)) },
   'lanes-fenced-lazily': { sinkFactory: lazyLanes },
+  // The late-request nemesis (test/faults/late-requests.ts): no epoch bump after an indefinite error.
+  'same-epoch-after-error': { sinkFactory: sameEpochSink() },
   // The zombie-fencing test (test/faults/zombie-fencing.ts): the correct relay, with a wide zombie window ...
   'slow-commit': { sinkFactory: (config, logger) => new SlowCommitSink(transactionalSink(config, logger)) },
   // ... and its negative control: no fencing, because every process has a transactional id of its own.

@@ -14,6 +14,7 @@ const LONG_FILES: ReadonlyArray<string> = [
   'test/crash/crash-exactly-once.test.ts',
   'test/faults/faults-controls.test.ts',
   'test/faults/faults-messages.test.ts',
+  'test/faults/faults-late-requests.test.ts',
   'test/crash/crash-adjacent-commits.test.ts',
 ];
 
