@@ -11,6 +11,7 @@ import kafkajs, { type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../src/doctor/doctor-checks.js';
 import type { DoctorReport } from '../../src/doctor/run-doctor.js';
+import { findPostgresBinDir, NativePostgres } from '../../dev/stack/native-postgres.js';
 import { uniqueName } from '../support/database.js';
 import { kafkaFor } from '../support/kafka.js';
 import { relayTestbed } from '../support/relay-testbed.js';
@@ -274,5 +275,29 @@ describe('outbox-tail doctor (real PostgreSQL and Kafka)', () => {
       ['postgres connection', 'fail'],
       ['kafka connection', 'fail'],
     ]);
+  });
+
+  it('fails wal_level = replica with the fix, and the fix (ALTER SYSTEM, then the restart it names) makes it pass', async () => {
+    // wal_level needs a restart, so a small server of its own (a second native PostgreSQL, ~2 s) instead of the shared one.
+    const server = await NativePostgres.start({
+      binDir: await findPostgresBinDir(undefined, process.env.PATH),
+      settings: { wal_level: 'replica' },
+      readyTimeoutMs: 60_000,
+      log: () => undefined,
+    });
+    try {
+      const run = async () =>
+        runCli(['doctor', '--slot', slot, ...BASE], { OUTBOX_TAIL_DATABASE_URL: server.url, OUTBOX_TAIL_BROKERS: bed.stack.brokers.join(',') });
+      const before = await run();
+      expect(before.code).toBe(2);
+      const walLevel = check(JSON.parse(before.stdout) as DoctorReport, 'wal_level');
+      expect(walLevel).toMatchObject({ status: 'fail', found: expect.stringContaining('replica') });
+      expect(walLevel.fix).toContain('restart');
+      await query(server.url, walLevel.fix!.split(';')[0]!);
+      await server.restart('fast');
+      expect(check(JSON.parse((await run()).stdout) as DoctorReport, 'wal_level').status).toBe('ok');
+    } finally {
+      await server.destroy();
+    }
   });
 });
