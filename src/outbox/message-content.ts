@@ -106,7 +106,7 @@ function readableId(content: Buffer): string | null {
   try {
     value = JSON.parse(content.toString('utf8'));
   } catch {
-    return null;
+    // Not JSON: `value` stays undefined, which has no id.
   }
   return idOf(value);
 }
