@@ -50,8 +50,7 @@ export const MessageContent = {
       headers: Object.keys(envelope.headers).length > 0 ? envelope.headers : null,
       created_at: envelope.createdAt,
     });
-    const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
-    return Buffer.concat([Buffer.from(head, 'utf8'), Buffer.from([LF]), body]);
+    return Buffer.concat([Buffer.from(head), Buffer.from([LF]), Buffer.from(payload)]);
   },
 
   /** The envelope and payload, or why the content is not a v1 outbox event (with the id when that much is readable). */
@@ -66,7 +65,7 @@ export const MessageContent = {
     }
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { id: null, reason: 'envelope is not a JSON object' };
     const e = raw as Record<string, unknown>;
-    const id = typeof e.id === 'string' && e.id !== '' ? e.id : null;
+    const id = idOf(e);
     const fail = (reason: string): UnparsableContent => ({ id, reason });
     if (e.v !== MESSAGE_CONTENT_VERSION) return fail(`unsupported content version ${JSON.stringify(e.v)} (this relay reads ${MESSAGE_CONTENT_VERSION})`);
     const missing = (['id', 'aggregate_type', 'aggregate_id', 'event_type'] as const).filter((k) => typeof e[k] !== 'string' || e[k] === '');
@@ -103,11 +102,17 @@ export const MessageContent = {
 
 /** Best effort, for the operator: the id of an envelope sent without its payload line. */
 function readableId(content: Buffer): string | null {
+  let value: unknown;
   try {
-    const value = JSON.parse(content.toString('utf8')) as unknown;
-    const id = value !== null && typeof value === 'object' ? (value as Record<string, unknown>).id : undefined;
-    return typeof id === 'string' && id !== '' ? id : null;
+    value = JSON.parse(content.toString('utf8'));
   } catch {
-    return null;
+    // Not JSON: `value` stays undefined, which has no id.
   }
+  return idOf(value);
+}
+
+/** The id a refusal names: a non-empty string, or none (an array, a number or a string has no `id`). */
+function idOf(value: unknown): string | null {
+  const id = (value as { id?: unknown } | null)?.id;
+  return typeof id === 'string' && id !== '' ? id : null;
 }

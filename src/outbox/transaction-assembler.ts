@@ -20,8 +20,6 @@ export interface AssemblerOptions {
 
 export type MessageMapper = typeof mapMessage;
 
-const TABLE_ONLY: AssemblerOptions = { source: 'table', messagePrefix: 'outbox-tail' };
-
 export interface AssemblerSink {
   begin(txn: Transaction): void;
   item(item: PipelineItem): void;
@@ -46,7 +44,7 @@ export class TransactionAssembler {
   constructor(
     private readonly mapper: RowMapper,
     private readonly out: AssemblerSink,
-    private readonly options: AssemblerOptions = TABLE_ONLY,
+    private readonly options: AssemblerOptions,
   ) {
     [this.schema, this.name] = splitTable(mapper.table);
     this.rows = options.source !== 'messages';
@@ -64,6 +62,7 @@ export class TransactionAssembler {
     this.out.commit(txn);
   }
 
+  /** Updates, deletes, truncates, origins and types carry no outbox events: no case below, so push ignores them. */
   push(message: PgoutputMessage): void {
     switch (message.tag) {
       case 'begin': {
@@ -116,9 +115,6 @@ export class TransactionAssembler {
         this.nonTransactional(message);
         return;
       }
-      default:
-        // Updates, deletes, truncates, origins and types carry no outbox events.
-        return;
     }
   }
 }

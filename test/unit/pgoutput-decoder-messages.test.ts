@@ -110,6 +110,25 @@ describe('pgoutput decoder: malformed input is a PROTOCOL_ERROR, never a wrong v
     expect(begin.message).toBe('truncated pgoutput message: need 8 bytes at offset 9, have 3');
   });
 
+  it('rejects every recorded message cut short at any byte as a PROTOCOL_ERROR: never a RangeError, never a shorter value', () => {
+    let cuts = 0;
+    for (const [scenario, messages] of Object.entries(recorded)) {
+      if (!Array.isArray(messages)) continue; // the fixtures' _comment
+      messages.forEach((_, index) => {
+        const whole = bytes(scenario, index);
+        // A Delete is read up to its relation id only (it carries no events; its old key is never looked at).
+        const read = whole[0] === 0x44 ? 5 : whole.length;
+        for (let length = 1; length < read; length++) {
+          const error = failure(whole.subarray(0, length));
+          expect(error.code, `${scenario}[${index}] cut to ${length} of ${whole.length} bytes`).toBe('PROTOCOL_ERROR');
+          expect(error.message).toMatch(/^(truncated pgoutput message: need \d+ bytes at offset \d+, have \d+|unterminated string at offset \d+)$/);
+          cuts++;
+        }
+      });
+    }
+    expect(cuts).toBeGreaterThan(1000);
+  });
+
   it('rejects a string without its terminating NUL', () => {
     const origin = bytes('non_transactional_message_then_origin', 2);
     const error = failure(origin.subarray(0, origin.length - 1));

@@ -97,6 +97,19 @@ describe('bad-row policies', () => {
     expect(error.hint).toBe('fix the row or the --column-* mapping, or run with --on-malformed=dead-letter --dead-letter-topic=<topic>');
   });
 
+  it('halts on a logical decoding message with the fix for its kind: transactional writes for a non-transactional one, the writer for a bad content', () => {
+    const message = { prefix: 'outbox-tail', lsn: Lsn.of(0x152fae8n), transactional: false };
+    const lone = malformedRowError({ ...row, id: null, reason: 'non-transactional message', table: 'outbox-tail', message });
+    expect(lone.message).toBe(
+      'logical decoding message at LSN 0/152FAE8 (prefix outbox-tail, id=(unreadable)) is non-transactional: non-transactional message; it is not published and the slot is not confirmed past it',
+    );
+    expect(lone.hint).toBe(
+      'write events with pg_logical_emit_message(true, ...) (outbox_tail.emit does); to get past this one, run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
+    );
+    const bad = malformedRowError({ ...row, reason: 'payload is not valid JSON', table: 'outbox-tail', message: { ...message, transactional: true } });
+    expect(bad.hint).toBe('fix the writer (README.md, "Message content format"), or run with --on-malformed=dead-letter --dead-letter-topic=<topic>');
+  });
+
   it('a malformed row becomes a dead-letter pointer, or null (halt) under fail', () => {
     const builder = new RecordBuilder('t');
     expect(malformedRowRecord(row, { action: 'fail' }, builder)).toBeNull();

@@ -61,6 +61,28 @@ describe('RecordBuilder: --record-headers', () => {
     const all = new RecordBuilder('t', ['commit_lsn', 'created_at', 'aggregate_id', 'aggregate_type', 'event_type', 'id']).build(e);
     expect(all).toEqual(new RecordBuilder('t').build(e));
   });
+
+  it('sends each standard header when chosen next to id, and only that one', () => {
+    const e = event({ createdAt: '2026-12-01T12:27:21.696420Z' });
+    const expected = {
+      event_type: 'OrderCreated',
+      aggregate_type: 'order',
+      aggregate_id: 'o-1',
+      created_at: '2026-12-01T12:27:21.696420Z',
+      commit_lsn: '0/1925E80',
+    } as const;
+    for (const [name, value] of Object.entries(expected)) {
+      const r = new RecordBuilder('t', ['id', name as keyof typeof expected]).build(e);
+      expect(r.headers, name).toEqual({ id: 'e1', [name]: value });
+      expect(r.bytes, name).toBe(sized(r.headers, e));
+    }
+  });
+
+  it('sends no created_at header for a row without one, even when created_at is chosen', () => {
+    const r = new RecordBuilder('t', ['id', 'aggregate_id', 'created_at']).build(event({ createdAt: null }));
+    expect(r.headers).toEqual({ id: 'e1', aggregate_id: 'o-1' });
+    expect('created_at' in r.headers).toBe(false);
+  });
 });
 
 describe('RecordBuilder: dead-letter pointers', () => {

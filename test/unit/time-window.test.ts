@@ -39,6 +39,7 @@ describe('time windows of verify, replay and recover', () => {
 
   it('refuses an LSN, naming the header to take the time from', () => {
     const e = failure(() => parseTime('from', '16/B374D848', NOW));
+    expect(e.code).toBe('CONFIG_INVALID');
     expect(e.message).toContain('an outbox row carries no LSN');
     expect(e.hint).toContain('commit_lsn header is 16/B374D848');
     expect(e.exitCode).toBe(2);
@@ -55,7 +56,9 @@ describe('time windows of verify, replay and recover', () => {
     expect(parseDuration('older-than', '7d')).toBe(604_800_000);
     expect(parseDuration('older-than', ' 12h ')).toBe(43_200_000);
     expect(parseDuration('older-than', '0s')).toBe(0);
+    expect(parseDuration('older-than', '1.25h')).toBe(4_500_000);
     const e = failure(() => parseDuration('older-than', '7 days'));
+    expect(e.code).toBe('CONFIG_INVALID');
     expect(e.message).toContain('--older-than "7 days": expected a duration');
     expect(e.hint).toContain('--older-than 7d');
   });

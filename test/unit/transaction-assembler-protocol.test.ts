@@ -4,7 +4,8 @@ import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
 import type { PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
 import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../src/outbox/outbox-columns.js';
 import { RowMapper } from '../../src/outbox/row-mapper.js';
-import { TransactionAssembler } from '../../src/outbox/transaction-assembler.js';
+import { DEFAULT_MESSAGE_PREFIX } from '../../src/outbox/message-content.js';
+import { TransactionAssembler, type AssemblerOptions } from '../../src/outbox/transaction-assembler.js';
 import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
 
 // Out-of-sequence pgoutput streams, built from recorded messages: each is a
@@ -17,11 +18,12 @@ const msg = (scenario: string, index: number): PgoutputMessage => decodePgoutput
 const A = (i: number) => msg('two_inserts_one_txn', i); // 0 Begin (xid 727), 1 Relation, 2-3 Insert, 4 Commit
 const B = (i: number) => msg('alter_table_then_insert_with_message', i); // 0 Begin (xid 729), 1 Relation, 2 Insert, 3 Message, 4 Commit
 const COLUMNS: ColumnMapping = DEFAULT_OUTBOX_COLUMNS;
+const TABLE: AssemblerOptions = { source: 'table', messagePrefix: DEFAULT_MESSAGE_PREFIX };
 
 function assembler(table = 'public.outbox') {
   const items: PipelineItem[] = [];
   const commits: Transaction[] = [];
-  const a = new TransactionAssembler(new RowMapper(COLUMNS, table), { begin: () => {}, item: (i) => items.push(i), commit: (t) => commits.push(t) });
+  const a = new TransactionAssembler(new RowMapper(COLUMNS, table), { begin: () => {}, item: (i) => items.push(i), commit: (t) => commits.push(t) }, TABLE);
   return { a, items, commits };
 }
 
@@ -42,14 +44,18 @@ describe('TransactionAssembler on out-of-sequence streams', () => {
   it('opens a transaction at Begin with no end LSN yet, and closes it at Commit so the next Begin is accepted', () => {
     const begun: Transaction[] = [];
     const snapshots: Pick<Transaction, 'seq' | 'xid' | 'endLsn'>[] = [];
-    const a = new TransactionAssembler(new RowMapper(COLUMNS, 'public.outbox'), {
-      begin: (t) => {
-        begun.push(t);
-        snapshots.push({ seq: t.seq, xid: t.xid, endLsn: t.endLsn });
+    const a = new TransactionAssembler(
+      new RowMapper(COLUMNS, 'public.outbox'),
+      {
+        begin: (t) => {
+          begun.push(t);
+          snapshots.push({ seq: t.seq, xid: t.xid, endLsn: t.endLsn });
+        },
+        item: () => {},
+        commit: () => {},
       },
-      item: () => {},
-      commit: () => {},
-    });
+      TABLE,
+    );
     a.push(A(0));
     expect(snapshots).toEqual([{ seq: 1, xid: 727, endLsn: null }]);
     a.push(A(4));

@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS } from '../../src/outbox/outbox-columns.js';
 import { RowMapper } from '../../src/outbox/row-mapper.js';
-import { TransactionAssembler } from '../../src/outbox/transaction-assembler.js';
+import { DEFAULT_MESSAGE_PREFIX } from '../../src/outbox/message-content.js';
+import { TransactionAssembler, type AssemblerOptions } from '../../src/outbox/transaction-assembler.js';
 import { Lsn } from '../../src/replication/lsn.js';
 import { decodePgoutput } from '../../src/replication/pgoutput-decoder.js';
 
+const TABLE: AssemblerOptions = { source: 'table', messagePrefix: DEFAULT_MESSAGE_PREFIX };
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
   string,
   { lsn: string; hex: string }[]
@@ -16,17 +18,21 @@ function run(names: string[], columns = COLUMNS) {
   const log: string[] = [];
   const items: PipelineItem[] = [];
   const commits: Transaction[] = [];
-  const assembler = new TransactionAssembler(new RowMapper(columns, 'public.outbox'), {
-    begin: (t) => log.push(`begin ${t.seq}`),
-    item: (i) => {
-      items.push(i);
-      log.push(i.kind);
+  const assembler = new TransactionAssembler(
+    new RowMapper(columns, 'public.outbox'),
+    {
+      begin: (t) => log.push(`begin ${t.seq}`),
+      item: (i) => {
+        items.push(i);
+        log.push(i.kind);
+      },
+      commit: (t) => {
+        commits.push(t);
+        log.push(`commit ${t.seq}`);
+      },
     },
-    commit: (t) => {
-      commits.push(t);
-      log.push(`commit ${t.seq}`);
-    },
-  });
+    TABLE,
+  );
   for (const name of names) for (const m of fixtures[name]!) assembler.push(decodePgoutput(Buffer.from(m.hex, 'hex')));
   return { log, items, commits, assembler };
 }
@@ -70,11 +76,15 @@ describe('TransactionAssembler + RowMapper', () => {
 
   it('ignores inserts into tables other than the outbox but still tracks their transactions', () => {
     const seen: string[] = [];
-    const other = new TransactionAssembler(new RowMapper(COLUMNS, 'public.orders'), {
-      begin: () => seen.push('begin'),
-      item: (i) => seen.push(i.kind),
-      commit: () => seen.push('commit'),
-    });
+    const other = new TransactionAssembler(
+      new RowMapper(COLUMNS, 'public.orders'),
+      {
+        begin: () => seen.push('begin'),
+        item: (i) => seen.push(i.kind),
+        commit: () => seen.push('commit'),
+      },
+      TABLE,
+    );
     for (const m of fixtures.two_inserts_one_txn!) other.push(decodePgoutput(Buffer.from(m.hex, 'hex')));
     expect(seen).toEqual(['begin', 'commit']);
   });
