@@ -197,7 +197,7 @@ async function checkSlot(client: pg.Client, config: PreflightSettings, db: strin
 /** SLOT_INVALIDATED (exit 4) naming PostgreSQL's cause and the setting to change, then the runbook. */
 export function slotInvalidatedError(slot: string, cause: InvalidationCause, options: { cause?: unknown } = {}): OutboxTailError {
   return new OutboxTailError('SLOT_INVALIDATED', `${describeInvalidation(slot, cause)}; events since may be lost`, {
-    hint: `${cause.fix}. Then recover: \`outbox-tail recover\` (or run with --on-slot-lost recover) creates a new slot and re-publishes from the outbox table (README runbook "slot invalidated")`,
+    hint: `${cause.fix}. Then recover: \`outbox-tail recover\` (or run with --on-slot-lost recover) creates a new slot and re-publishes from the outbox table (docs/operations.md, runbook "Slot invalidated")`,
     exitCode: EXIT.SLOT_LOST,
     ...(options.cause === undefined ? {} : { cause: options.cause }),
   });

@@ -80,7 +80,7 @@ export const configSchema = z
       .refine((t) => !/\{(?!aggregate_type\}|event_type\}|table\})[^}]*\}/.test(t), 'unknown placeholder; use {aggregate_type}, {event_type} or {table}')
       .default('outbox.event.{aggregate_type}')
       .meta({ group: 'Records and topics', description: 'Topic template: {aggregate_type}, {event_type} and {table} are replaced per record' }),
-    // Fewer headers cost the relay and the broker less per record (README, Performance).
+    // Fewer headers cost the relay and the broker less per record (docs/performance.md).
     recordHeaders: z
       .preprocess((v) => (typeof v === 'string' ? v.split(',') : v), z.array(z.string().trim().pipe(z.enum(RECORD_HEADER_NAMES))).min(1))
       .refine((h) => h.includes('id'), 'must include id: the idempotent consumer and verify find each event by it')
@@ -119,7 +119,7 @@ export const configSchema = z
     // ~500 records of ~600 bytes: kafkajs groups a batch per partition by
     // copying the array per message (quadratic), and its encoding garbage is
     // freed only at the next GC; smaller batches cut both at the same catch-up
-    // throughput (README.md, Performance).
+    // throughput (docs/performance.md).
     batchMaxBytes: int(1024)
       .default(300_000)
       .meta({ group: 'Batching and flow control', description: "Max bytes per Kafka request (keep under the broker's max.message.bytes)" }),
@@ -128,7 +128,7 @@ export const configSchema = z
     // (2,500 = five 300 kB batches of ~600-byte records); every in-flight
     // record costs ~2 kB of heap, and records queued longer than two
     // scavenges are promoted: 2,500 kept catch-up throughput and cut ~7 MB
-    // off its peak RSS against 5,000 (README.md, Performance).
+    // off its peak RSS against 5,000 (docs/performance.md).
     maxInFlightMessages: int(1)
       .default(2_500)
       .meta({ group: 'Batching and flow control', description: 'Pause replication above this many unacknowledged records' }),
@@ -276,7 +276,8 @@ export const configSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['onSlotLost'],
-        message: 'recover is not automatic with exactly-once delivery: run `outbox-tail recover`, then delete the watermark (README, Recovering a lost slot)',
+        message:
+          'recover is not automatic with exactly-once delivery: run `outbox-tail recover`, then delete the watermark (docs/verify-replay-recover-prune.md, outbox-tail recover)',
       });
     }
     if (c.restartBackoffMaxMs < c.restartBackoffInitialMs) {

@@ -136,7 +136,7 @@ export function checkStandby(pg: PostgresFacts, standby: StandbyFacts | null, st
   if (pg.slot.failover !== true) {
     problems.push(`slot ${pg.slot.slot} is not a failover slot: no standby keeps a copy of it`);
     fixes.push(
-      `on the primary, after the relay stopped: outbox-tail recover with a slot created by \`outbox-tail init --slot ${pg.slot.slot} --failover-slot\` (README, Failover slots)`,
+      `on the primary, after the relay stopped: outbox-tail recover with a slot created by \`outbox-tail init --slot ${pg.slot.slot} --failover-slot\` (docs/operations.md, Failover slots)`,
     );
   }
   if (problems.length > 0) return fail(name, problems.join('; '), `on the standby: ${fixes.join('; ')}; ${reload}`);
@@ -427,7 +427,7 @@ export function kafkaChecks(kafka: KafkaFacts, config: DoctorSettings, options: 
   ];
 }
 
-/** The process exit code of a report (README "Exit codes": 0, 6, 7 do not collide with the relay's 1-5). */
+/** The process exit code of a report (docs/doctor.md, Exit codes: 0 ok, 1 a warning, 2 a failure, as monitoring plugins count). */
 export function doctorExitCode(results: CheckResult[]): number {
   if (results.some((r) => r.status === 'fail')) return EXIT.DOCTOR_FAIL;
   if (results.some((r) => r.status === 'warn')) return EXIT.DOCTOR_WARN;

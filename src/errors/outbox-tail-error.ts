@@ -59,7 +59,7 @@ export type ErrorCode =
   | 'POSITION_UNKNOWN'
   | 'SHUTDOWN_TIMEOUT';
 
-/** Process exit codes, documented in the README. */
+/** Process exit codes, documented in docs/operations.md (Exit codes). */
 export const EXIT = {
   OK: 0,
   FATAL: 1,

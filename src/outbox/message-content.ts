@@ -1,7 +1,7 @@
 /**
  * The content of an outbox event written as a logical decoding message
  * (`pg_logical_emit_message(true, prefix, content)`), version 1, defined here
- * once for the relay and the TypeScript writer (README.md, "Message content
+ * once for the relay and the TypeScript writer (docs/table-less-source.md, "Message content
  * format"; migrations/0003_emit_message.sql writes the same from SQL):
  *
  *   <envelope: one line of JSON, an object with "v": 1> LF <payload bytes>

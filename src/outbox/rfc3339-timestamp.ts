@@ -13,7 +13,7 @@ const PG_ISO = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(?:([
  * A `timestamp without time zone` is read as UTC (as Debezium does). What has
  * no RFC 3339 form (`infinity`, BC dates, years past 9999) or another
  * DateStyle is returned unchanged: the header carries what the row holds
- * rather than a guess, and the README says so.
+ * rather than a guess, and the README (What lands in Kafka) says so.
  */
 export function toRfc3339(text: string, typeOid: number): string {
   if (typeOid !== TIMESTAMPTZ_OID && typeOid !== TIMESTAMP_OID) return text;

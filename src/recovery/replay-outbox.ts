@@ -49,7 +49,7 @@ const RAW_TEXT = { getTypeParser: () => (value: string) => value };
  * table, with the relay's record format and an idempotent at-least-once
  * producer. Rows are read through a cursor in one REPEATABLE READ snapshot
  * and sent a batch at a time, each batch acknowledged before the next is
- * fetched, so memory stays at one batch. Order: see the README (Replay).
+ * fetched, so memory stays at one batch. Order: see docs/verify-replay-recover-prune.md (Order).
  */
 export async function replayOutbox(client: pg.Client, config: ReplaySettings, options: ReplayOptions, logger: Logger): Promise<ReplayReport> {
   const started = Date.now();

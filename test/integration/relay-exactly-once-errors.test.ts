@@ -1,6 +1,6 @@
 /**
  * Exactly-once mode refuses to start on a setup that would break its
- * guarantee, with a typed error that says what to do (README "Failure
+ * guarantee, with a typed error that says what to do (docs/exactly-once.md "Failure
  * messages"): the offsets topic missing or not compacted (OFFSETS_TOPIC_INVALID),
  * a transactional id that already publishes for another slot
  * (TRANSACTIONAL_ID_CONFLICT). Never a silent start, never a downgrade.

@@ -86,7 +86,7 @@ function pltConnection(o: KafkaSinkOptions) {
  * the same contract as KafkaSink (idempotent producer, acks=all, resolves
  * only when every record of the batch is acknowledged, the Java-compatible
  * partition for each key), with a leaner record encoder than kafkajs (see
- * README.md, Performance). One send at a time: the relay awaits each batch.
+ * docs/performance.md). One send at a time: the relay awaits each batch.
  */
 export class PlatformaticKafkaSink implements Sink {
   private producer: PltProducer | null = null;
