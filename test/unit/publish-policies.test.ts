@@ -107,7 +107,9 @@ describe('bad-row policies', () => {
       'write events with pg_logical_emit_message(true, ...) (outbox_tail.emit does); to get past this one, run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
     );
     const bad = malformedRowError({ ...row, reason: 'payload is not valid JSON', table: 'outbox-tail', message: { ...message, transactional: true } });
-    expect(bad.hint).toBe('fix the writer (docs/table-less-source.md, "Message content format"), or run with --on-malformed=dead-letter --dead-letter-topic=<topic>');
+    expect(bad.hint).toBe(
+      'fix the writer (docs/table-less-source.md, "Message content format"), or run with --on-malformed=dead-letter --dead-letter-topic=<topic>',
+    );
   });
 
   it('a malformed row becomes a dead-letter pointer, or null (halt) under fail', () => {
