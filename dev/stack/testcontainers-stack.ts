@@ -290,6 +290,15 @@ export async function startTestcontainersStack(opts: {
         );
         continue;
       }
+      // Podman 4.3's followed log stream can end before the container logged its readiness (seen once in CI while
+      // other files killed and restarted containers of their own): the wait fails though nothing is known to be
+      // wrong with the server. Start it afresh; a container that really cannot start fails all three attempts.
+      if (attempt < 3 && /Log stream ended/i.test((err as Error).message)) {
+        opts.log(
+          `the container's log stream ended before it reported ready (${(err as Error).message.slice(0, 160)}); starting afresh (attempt ${attempt + 1} of 3)`,
+        );
+        continue;
+      }
       throw new Error(
         `testcontainers stack failed to start (images ${images.postgres}, ${images.kafka}): ${(err as Error).message}. ` +
           'Without a Docker engine, run `npm run setup` (as root) and use the private engine: bin/with-engine.sh <command> (docs/containers.md).',
