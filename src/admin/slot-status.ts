@@ -14,6 +14,10 @@ export interface SlotStatus {
   lagBytes: number | null;
   retainedWalBytes: number | null;
   walStatus: string | null;
+  /** pg_replication_slots.safe_wal_size: WAL that can still be written before the slot is lost (negative once unreserved); null when max_slot_wal_keep_size is -1, or the slot is lost or missing. */
+  safeWalSizeBytes: number | null;
+  /** The server's max_slot_wal_keep_size in bytes, -1 = unlimited (PostgreSQL's own convention). */
+  maxSlotWalKeepSizeBytes: number;
   /** PostgreSQL 17+: pg_replication_slots.invalidation_reason (null when valid, or on older servers). */
   invalidationReason: string | null;
   /** Why the slot was invalidated and the setting to change (null when it is not invalidated). */
@@ -45,7 +49,9 @@ export async function readSlotStatus(
       `select pg_current_wal_lsn()::text as current,
               r.plugin, r.active, r.active_pid, r.confirmed_flush_lsn::text as confirmed, r.restart_lsn::text as restart,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.confirmed_flush_lsn)::bigint as lag,
-              pg_wal_lsn_diff(pg_current_wal_lsn(), r.restart_lsn)::bigint as retained,
+              pg_wal_lsn_diff(pg_current_wal_lsn(), r.restart_lsn)::bigint as retained, r.safe_wal_size::text as safe,
+              (select case when setting::bigint < 0 then -1 else pg_size_bytes(setting || unit) end::text
+                 from pg_settings where name = 'max_slot_wal_keep_size') as max_keep,
               ${INVALIDATION_COLUMNS_SQL}, r.slot_type, r.database,
               -- columns of PostgreSQL 17+, read without naming them so older servers answer null
               (to_jsonb(r) ->> 'failover')::boolean as failover, (to_jsonb(r) ->> 'synced')::boolean as synced
@@ -70,6 +76,8 @@ export async function readSlotStatus(
     lagBytes: s.lag === null ? null : Number(s.lag),
     retainedWalBytes: s.retained === null ? null : Number(s.retained),
     walStatus: s.wal_status,
+    safeWalSizeBytes: s.safe === null ? null : Number(s.safe),
+    maxSlotWalKeepSizeBytes: Number(s.max_keep),
     invalidationReason: s.invalidation_reason,
     invalidation:
       s.slot_type === null ? null : invalidationCause({ walStatus: s.wal_status, invalidationReason: s.invalidation_reason, conflicting: s.conflicting }),

@@ -15,6 +15,10 @@ export interface SlotSample {
   lagBytes: number | null;
   retainedWalBytes: number | null;
   walStatus: string | null;
+  /** pg_replication_slots.safe_wal_size; null (or left out) when PostgreSQL reports none: no max_slot_wal_keep_size, or the slot lost. */
+  safeWalSizeBytes?: number | null;
+  /** max_slot_wal_keep_size in bytes, -1 = unlimited; null (or left out) when not read. */
+  maxSlotWalKeepSizeBytes?: number | null;
 }
 
 export interface RelayMetrics {
@@ -165,6 +169,20 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
     labelNames: ['wal_status'],
     registers: [registry],
   });
+  // Absent until known (and while PostgreSQL reports none), so that a rule comparing them never sees a made-up 0.
+  const safeWalSize = new Gauge({
+    name: 'outbox_tail_slot_safe_wal_size_bytes',
+    help: 'pg_replication_slots.safe_wal_size: WAL that can still be written before the slot is lost (negative once unreserved); absent when max_slot_wal_keep_size is -1 or the slot is lost',
+    registers: [registry],
+  });
+  const maxWalKeep = new Gauge({
+    name: 'outbox_tail_slot_max_wal_keep_size_bytes',
+    help: "The server's max_slot_wal_keep_size in bytes (-1 = unlimited): the most WAL the slot may retain before PostgreSQL invalidates it",
+    registers: [registry],
+  });
+  const setOrRemove = (gauge: Gauge, value: number | null | undefined) => (value === null || value === undefined ? gauge.remove() : gauge.set(value));
+  setOrRemove(safeWalSize, null);
+  setOrRemove(maxWalKeep, null);
   const slotActive = new Gauge({ name: 'outbox_tail_slot_active', help: '1 when a walsender (this relay or another) holds the slot', registers: [registry] });
   const pollErrors = new Counter({ name: 'outbox_tail_slot_poll_errors_total', help: 'Failed reads of pg_replication_slots', registers: [registry] });
   const lastPoll = new Gauge({
@@ -192,6 +210,8 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
     const commitMs = PgTimestamp.toUnixMs(commitTimeMicros);
     latency.observe(Math.max(0, Date.now() - commitMs) / 1000);
   };
+
+  let commitSeriesExported = false;
 
   return {
     registry,
@@ -228,6 +248,13 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
       // Exactly-once: commit() measures the watermark produce (with the last batch, if any) + EndTxn. The Kafka
       // transaction's last batch, sent with the watermark, counts as a batch like the others (its time is the commit's).
       if (!isTransactional(sink)) return instrumented;
+      // Both outcomes exported from the first exactly-once session on, at 0: a failure series that appeared only with its
+      // first failure would hide that failure from increase() and rate() (no earlier sample), and so from the alert on it.
+      if (!commitSeriesExported) {
+        commitSeconds.zero({ outcome: 'ok' });
+        commitSeconds.zero({ outcome: 'error' });
+        commitSeriesExported = true;
+      }
       const transactional: TransactionalSink = {
         ...instrumented,
         transactional: true,
@@ -260,6 +287,8 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
       for (const s of WAL_STATUSES) walStatus.set({ wal_status: s }, s === status ? 1 : 0);
       if (sample.lagBytes !== null) lag.set(sample.lagBytes);
       if (sample.retainedWalBytes !== null) retained.set(sample.retainedWalBytes);
+      setOrRemove(safeWalSize, sample.exists ? sample.safeWalSizeBytes : null);
+      setOrRemove(maxWalKeep, sample.maxSlotWalKeepSizeBytes);
     },
     slotPollFailed(): void {
       pollErrors.inc();

@@ -53,6 +53,8 @@ function slot(over: Partial<SlotStatus> = {}): SlotStatus {
     lagBytes: 4096,
     retainedWalBytes: 8192,
     walStatus: 'reserved',
+    safeWalSizeBytes: null,
+    maxSlotWalKeepSizeBytes: -1,
     invalidationReason: null,
     invalidation: null,
     slotType: 'logical',

@@ -180,6 +180,49 @@ describe('relay metrics', () => {
     expect(sample(text, 'outbox_tail_slot_wal_status{wal_status="missing"}')).toBe(0);
   });
 
+  it('exports safe_wal_size and max_slot_wal_keep_size only while PostgreSQL reports them', async () => {
+    const registry = new Registry();
+    const metrics = createRelayMetrics(registry, new RelayStats());
+    // before the first poll: no made-up value a rule could compare against
+    let text = await registry.metrics();
+    expect(text).toContain('# TYPE outbox_tail_slot_safe_wal_size_bytes gauge');
+    expect(sample(text, 'outbox_tail_slot_safe_wal_size_bytes')).toBeUndefined();
+    expect(sample(text, 'outbox_tail_slot_max_wal_keep_size_bytes')).toBeUndefined();
+    const slot = { exists: true, active: true, lagBytes: 10, retainedWalBytes: 100, walStatus: 'reserved' };
+    metrics.observeSlot({ ...slot, safeWalSizeBytes: 700 * 2 ** 20, maxSlotWalKeepSizeBytes: 2 ** 30 });
+    text = await registry.metrics();
+    expect(sample(text, 'outbox_tail_slot_safe_wal_size_bytes')).toBe(700 * 2 ** 20);
+    expect(sample(text, 'outbox_tail_slot_max_wal_keep_size_bytes')).toBe(2 ** 30);
+    // unreserved: PostgreSQL reports a negative safe size
+    metrics.observeSlot({ ...slot, walStatus: 'unreserved', safeWalSizeBytes: -4096, maxSlotWalKeepSizeBytes: 2 ** 30 });
+    expect(sample(await registry.metrics(), 'outbox_tail_slot_safe_wal_size_bytes')).toBe(-4096);
+    // max_slot_wal_keep_size = -1: no safe size, the setting says unlimited
+    metrics.observeSlot({ ...slot, safeWalSizeBytes: null, maxSlotWalKeepSizeBytes: -1 });
+    text = await registry.metrics();
+    expect(sample(text, 'outbox_tail_slot_safe_wal_size_bytes')).toBeUndefined();
+    expect(sample(text, 'outbox_tail_slot_max_wal_keep_size_bytes')).toBe(-1);
+    // the slot gone: no safe size whatever a sample says
+    metrics.observeSlot({ ...slot, exists: false, safeWalSizeBytes: 5, maxSlotWalKeepSizeBytes: 2 ** 30 });
+    expect(sample(await registry.metrics(), 'outbox_tail_slot_safe_wal_size_bytes')).toBeUndefined();
+  });
+
+  it('exactly-once: exports both commit outcomes at 0 from the first session, and keeps their counts across sessions', async () => {
+    const registry = new Registry();
+    const metrics = createRelayMetrics(registry, new RelayStats());
+    const { connect, disconnect, metadata, send } = fakeTransactionalSink();
+    metrics.instrumentSink({ connect, disconnect, metadata, send }); // at-least-once: no commit series at all
+    expect(sample(await registry.metrics(), 'outbox_tail_kafka_commit_duration_seconds_count{outcome="error"}')).toBeUndefined();
+    const first = metrics.instrumentSink(fakeTransactionalSink({ commit: async () => Promise.reject(new Error('EndTxn failed')) })) as TransactionalSink;
+    let text = await registry.metrics();
+    expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="error"}')).toBe(0);
+    expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="ok"}')).toBe(0);
+    const position = { lsn: Lsn.of(10n), commitLsn: Lsn.of(5n), commitTime: null, count: 1 };
+    await expect(first.commit(position)).rejects.toThrow('EndTxn failed');
+    metrics.instrumentSink(fakeTransactionalSink()); // the next session's sink
+    text = await registry.metrics();
+    expect(sample(text, 'outbox_tail_kafka_commit_duration_seconds_count{outcome="error"}')).toBe(1);
+  });
+
   it('chains an onPublished hook that was already installed', () => {
     const stats = new RelayStats();
     const seen: string[] = [];
