@@ -10,6 +10,7 @@ import { relayStages, type RelayStages } from './relay-wiring.js';
 import { createKafkaSink } from '../sink-factory/create-sink.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { recoverSlot } from '../recovery/recover-slot.js';
+import { startRelayTracing, tracingRequested } from '../tracing/relay-tracing.js';
 
 /**
  * The daemon's process life: log the effective config, preflight, run the
@@ -71,6 +72,8 @@ export async function runDaemon(config: RunConfig, extras: DaemonExtras = {}): P
     await preflight(stages.preflight, logger, { kafka: sinkFactory(stages.sink, logger) });
   }
   const observability = new RelayObservability(stages.observability, logger);
+  // OpenTelemetry only when the OTEL_* variables ask for it (docs/tracing.md); its SDK is loaded only then.
+  const tracing = tracingRequested(process.env) ? await startRelayTracing(process.env, logger) : null;
   const relay = new Relay({
     ...extras,
     supervisor: stages.supervisor,
@@ -78,7 +81,7 @@ export async function runDaemon(config: RunConfig, extras: DaemonExtras = {}): P
     sink: stages.sink,
     pg: stages.pg,
     logger,
-    sinkFactory: observability.wrapSinkFactory(sinkFactory),
+    sinkFactory: observability.wrapSinkFactory(tracing ? tracing.wrapSinkFactory(sinkFactory) : sinkFactory),
     ...(recover ? { recoverSlot: recover } : {}),
   });
   await observability.start(relay.stats);
@@ -108,6 +111,7 @@ export async function runDaemon(config: RunConfig, extras: DaemonExtras = {}): P
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     await observability.stop();
+    await tracing?.shutdown();
   }
   logger.info({ event: 'stopped' }, 'stopped cleanly');
   return EXIT.OK;

@@ -3,6 +3,7 @@ import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import type { ConsumedEvent } from './consumed-event.js';
 import { isTransientPgError } from './consumer-errors.js';
 import type { EventHandler } from './consumer-options.js';
+import { inConsumerSpan } from './consumer-span.js';
 import { insertProcessedSql } from './processed-messages.js';
 
 export type ClaimOutcome<P> =
@@ -65,7 +66,7 @@ export class ClaimTransaction<P> {
           continue;
         }
         current = event;
-        await this.handler(client, event);
+        await inConsumerSpan(event, this.groupId, () => this.handler(client, event));
         current = null;
         applied += 1;
       }

@@ -4,6 +4,7 @@ import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../outbox/message-conten
 import { DEFAULT_OUTBOX_COLUMNS as RELAY_COLUMNS, DEFAULT_OUTBOX_TABLE, type ColumnMapping } from '../outbox/outbox-columns.js';
 import type { Queryable } from './processed-messages.js';
 import { quoteIdentifier, quoteTableName } from './sql.js';
+import { otelApiIfRegistered, traceHeadersOf, type OtelApiModule } from '../tracing/trace-context.js';
 
 export interface OutboxEventInput {
   aggregateType: string;
@@ -11,7 +12,11 @@ export interface OutboxEventInput {
   eventType: string;
   /** An object (serialised with JSON.stringify) or a string that already holds JSON text. */
   payload: unknown;
-  /** String headers, published as Kafka headers next to the relay's own (id, event_type, ...). */
+  /**
+   * String headers, published as Kafka headers next to the relay's own (id, event_type, ...).
+   * writeOutboxEvent adds `traceparent`, `tracestate` and `baggage` of the active OpenTelemetry
+   * context when there is one (docs/tracing.md); a header given here wins.
+   */
   headers?: Record<string, string>;
   /** The outbox id; default: a random UUID. */
   id?: string;
@@ -109,13 +114,25 @@ export function buildOutboxMessage(event: OutboxEventInput, options: WriteOutbox
   return { sql: 'select pg_logical_emit_message(true, $1::text, $2::bytea)', values: [options.messagePrefix ?? DEFAULT_MESSAGE_PREFIX, content], id };
 }
 
+/** The event with the active span's W3C trace context and baggage in its headers (the caller's own headers win). */
+function withTraceContext(event: OutboxEventInput, api: OtelApiModule): OutboxEventInput {
+  const own: unknown = event.headers;
+  // Headers that are not an object are refused by the validation as given, not hidden by a merge.
+  if (own !== undefined && (own === null || typeof own !== 'object' || Array.isArray(own))) return event;
+  const trace = traceHeadersOf(api, api.context.active());
+  for (const _ in trace) return { ...event, headers: { ...trace, ...event.headers } };
+  return event;
+}
+
 /**
  * Writes one outbox event with the caller's client (a row, or with `via:
  * 'message'` a transactional logical decoding message), so it commits or
  * rolls back with the caller's business change: call it between BEGIN and COMMIT. The
  * relay publishes the row once the transaction commits. Returns the id.
  */
-export async function writeOutboxEvent(tx: Queryable, event: OutboxEventInput, options: WriteOutboxEventOptions = {}): Promise<string> {
+export async function writeOutboxEvent(tx: Queryable, input: OutboxEventInput, options: WriteOutboxEventOptions = {}): Promise<string> {
+  const api = otelApiIfRegistered();
+  const event = api === null ? input : withTraceContext(input, await api);
   const message = options.via === 'message';
   const { sql, values, id } = message ? buildOutboxMessage(event, options) : buildOutboxInsert(event, options);
   try {

@@ -1,0 +1,156 @@
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIdempotentConsumer } from '../../src/consumer/index.js';
+import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
+import { uniqueName } from '../support/database.js';
+import { freeLoopbackPort, jaegerBinary, jaegerInstalled, jaegerTrace, startJaeger, type Jaeger, type JaegerSpan } from '../support/jaeger.js';
+import { isStreaming } from '../support/relay-process.js';
+import { relayTestbed } from '../support/relay-testbed.js';
+import { createSlot, currentWalLsn, waitForConfirmed } from '../support/slot.js';
+
+// The trace of one outbox event in a real OTLP backend: Jaeger v2 built from the Go module proxy
+// (bin/setup-jaeger.sh), the real relay process configured through the standard OTEL_* variables,
+// the writer and the idempotent consumer in this process exporting over OTLP too.
+// And the relay with its collector down: it keeps relaying and confirming.
+const bed = relayTestbed();
+// In CI a missing binary fails the test (never a skip); on a laptop without Go it is skipped with the command to run.
+const haveJaeger = jaegerInstalled() || process.env.CI === 'true';
+
+async function inTransaction<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('begin');
+    const result = await fn(client);
+    await client.query('commit');
+    return result;
+  } finally {
+    await client.end();
+  }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+let jaeger: Jaeger | undefined;
+let app: TracerProvider | undefined;
+
+beforeAll(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+});
+afterAll(async () => {
+  await app?.shutdown();
+  trace.disable();
+  context.disable();
+  await jaeger?.stop();
+});
+
+describe('trace context in a real OTLP backend (Jaeger v2)', () => {
+  it.skipIf(!haveJaeger)(
+    `writer, relay and consumer spans share one trace id in Jaeger's query API (${jaegerBinary()}; bin/setup-jaeger.sh builds it)`,
+    async () => {
+      jaeger = await startJaeger();
+      // The application: its own service name, exporting to the same collector.
+      app = new TracerProvider({
+        resource: resourceFromAttributes({ 'service.name': 'order-app' }),
+        spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${jaeger.otlpHttp}/v1/traces` }), scheduledDelayMillis: 200 })],
+      });
+      trace.setGlobalTracerProvider(app);
+
+      const type = uniqueName('jaeger');
+      const topic = `outbox.event.${type}`;
+      const slot = uniqueName('slot');
+      await createSlot(bed.db.url, slot);
+      await bed.collect([topic]);
+      const relay = bed.relay(slot, {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpHttp, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_SERVICE_NAME: 'outbox-tail' },
+      });
+      await relay.waitForLog(isStreaming);
+      expect(relay.logs.some((l) => l.event === 'tracing-on')).toBe(true);
+
+      const { id, traceId, writerSpanId } = await trace.getTracer('order-app').startActiveSpan('place order', async (span) => {
+        const id = await inTransaction(bed.db.url, (c) =>
+          writeOutboxEvent(c, { aggregateType: type, aggregateId: 'o-1', eventType: 'OrderPlaced', payload: { n: 1 } }),
+        );
+        span.end();
+        return { id, traceId: span.spanContext().traceId, writerSpanId: span.spanContext().spanId };
+      });
+
+      let handled = false;
+      const consumer = createIdempotentConsumer({
+        brokers: bed.stack.brokers,
+        groupId: uniqueName('jaeger-group'),
+        topics: [topic],
+        database: bed.db.url,
+        handler: async (_tx, event) => {
+          if (event.id === id) handled = true;
+        },
+      });
+      await consumer.start();
+      try {
+        await until('the event consumed', async () => (handled ? true : undefined));
+      } finally {
+        await consumer.stop();
+      }
+      await app.forceFlush();
+
+      const spans = await until('writer, relay and consumer spans in Jaeger', async () => {
+        const found = await jaegerTrace(jaeger!, traceId);
+        return found.length >= 3 ? found : undefined;
+      });
+      const named = (service: string, operation: string): JaegerSpan | undefined => spans.find((s) => s.service === service && s.operationName === operation);
+      const writer = named('order-app', 'place order');
+      const producer = named('outbox-tail', `send ${topic}`);
+      const processSpan = named('order-app', `process ${topic}`);
+      expect({ writer: writer?.spanId, producerParent: producer?.parentSpanId, consumerParent: processSpan?.parentSpanId }).toEqual({
+        writer: writerSpanId,
+        producerParent: writerSpanId,
+        consumerParent: writerSpanId,
+      });
+    },
+  );
+
+  it('keeps relaying and confirming with the OTLP collector down, and logs the failed exports', async () => {
+    // A writer with spans of its own (in memory): the relay has traced records to make spans of.
+    const writerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() })] });
+    const tracer = writerProvider.getTracer('writer');
+    const type = uniqueName('nocollector');
+    const topic = `outbox.event.${type}`;
+    const slot = uniqueName('slot');
+    await createSlot(bed.db.url, slot);
+    const collector = await bed.collect([topic]);
+    const deadPort = await freeLoopbackPort();
+    const relay = bed.relay(slot, {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${deadPort}`, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_EXPORTER_OTLP_TIMEOUT: '500' },
+    });
+    await relay.waitForLog(isStreaming);
+    const n = 20;
+    for (let i = 0; i < n; i++) {
+      const span = tracer.startSpan(`write ${i}`);
+      await context.with(trace.setSpan(context.active(), span), () =>
+        inTransaction(bed.db.url, (c) => writeOutboxEvent(c, { aggregateType: type, aggregateId: `k-${i % 3}`, eventType: 'E', payload: { i } })),
+      );
+      span.end();
+    }
+    const written = await currentWalLsn(bed.db.url);
+    await collector.waitForDistinct(n);
+    // Confirmed past every write: the exporter's failures never held back a confirm.
+    await waitForConfirmed(bed.db.url, slot, written);
+    const failure = await relay.waitForLog((l) => l.event === 'tracing-error' || l.event === 'tracing-warning', 30_000);
+    expect(failure.msg).toBeTruthy();
+    expect(relay.child.exitCode).toBeNull();
+    await writerProvider.shutdown();
+  });
+});
