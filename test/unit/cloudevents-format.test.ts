@@ -1,4 +1,4 @@
-import { Kafka, type CloudEventV1 } from 'cloudevents';
+import { Kafka, type CloudEventV1, type KafkaMessage } from 'cloudevents';
 import type { KafkaMessage as KafkaJsMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { decodeRecord } from '../../src/consumer/consumed-event.js';
@@ -31,7 +31,7 @@ const structured = (headers = RECORD_HEADER_NAMES as readonly (typeof RECORD_HEA
 
 /** The record through the cloudevents SDK's Kafka binding, validated against the spec (the binding itself does not validate). */
 function parse(r: SinkRecord): CloudEventV1<unknown> {
-  const e = Kafka.toEvent({ key: r.key, value: r.value, headers: r.headers, body: r.value }) as CloudEventV1<unknown> & { validate(): boolean };
+  const e = Kafka.toEvent({ key: r.key, value: r.value, headers: r.headers, body: r.value } as KafkaMessage) as CloudEventV1<unknown> & { validate(): boolean };
   expect(e.validate()).toBe(true);
   return e;
 }
