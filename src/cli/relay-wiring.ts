@@ -64,6 +64,8 @@ export function relayStages(config: RunConfig): RelayStages {
       messagePrefix: config.messagePrefix,
       topic: config.topic,
       recordHeaders: config.recordHeaders,
+      recordFormat: config.recordFormat,
+      cloudeventsSource: config.cloudeventsSource,
       batchMaxMessages: config.batchMaxMessages,
       batchMaxBytes: config.batchMaxBytes,
       batchMaxWaitMs: config.batchMaxWaitMs,
@@ -86,7 +88,17 @@ export function relayStages(config: RunConfig): RelayStages {
       stallTimeoutMs: config.stallTimeoutMs,
       metricsListen: config.metricsListen,
     },
-    recover: { ...sink, ...columns, slot, table, topic: config.topic, recordHeaders: config.recordHeaders, failoverSlot: config.failoverSlot },
+    recover: {
+      ...sink,
+      ...columns,
+      slot,
+      table,
+      topic: config.topic,
+      recordHeaders: config.recordHeaders,
+      recordFormat: config.recordFormat,
+      cloudeventsSource: config.cloudeventsSource,
+      failoverSlot: config.failoverSlot,
+    },
   };
 }
 

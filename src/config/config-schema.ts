@@ -3,6 +3,7 @@ import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
 import { readSecretFile } from '../secrets/read-secret-file.js';
 import { RECORD_HEADER_NAMES } from '../record-format/record-headers.js';
+import { DEFAULT_CLOUDEVENTS_SOURCE, RECORD_FORMATS } from '../record-format/record-formats.js';
 
 /**
  * The one config schema: every option, its type, its default and its
@@ -90,6 +91,22 @@ export const configSchema = z
         group: 'Records and topics',
         description:
           'Standard headers on every record, comma separated: id is required (consumers deduplicate on it), verify needs created_at; fewer headers cost less per record',
+      }),
+    recordFormat: z.enum(RECORD_FORMATS).default('default').meta({
+      group: 'Records and topics',
+      description:
+        'Record layout: default (outbox-tail headers, value = payload), cloudevents-binary (ce_ headers, value = payload) or cloudevents-structured (value = an application/cloudevents+json event whose data is the payload); docs/cloudevents.md',
+    }),
+    cloudeventsSource: z
+      .string()
+      .trim()
+      .min(1)
+      .refine((t) => !/\{(?!aggregate_type\}|table\})[^}]*\}/.test(t), 'unknown placeholder; use {table} or {aggregate_type}')
+      .default(DEFAULT_CLOUDEVENTS_SOURCE)
+      .meta({
+        group: 'Records and topics',
+        description:
+          'CloudEvents source attribute (--record-format cloudevents-*), a URI reference: {table} ("schema.table", or the message prefix) and {aggregate_type} are replaced per record',
       }),
     columnId: identifier.default(COLUMNS.id).meta({ group: 'Outbox columns', description: 'Column holding the event id (uuid or text)' }),
     columnAggregateType: identifier

@@ -16,7 +16,7 @@ export interface ConsumedEvent<P = unknown> {
   eventType: string;
   /** The value parsed as JSON (then through `parsePayload` when configured). */
   payload: P;
-  /** The value bytes exactly as received. */
+  /** The value bytes exactly as received; for a structured CloudEvent, its `data` as JSON text. */
   rawPayload: Buffer;
   /** Every header as a string (Buffers decoded as UTF-8; for repeated headers the last value). */
   headers: Record<string, string>;
@@ -48,8 +48,8 @@ export interface PoisonRecord {
 export type DecodeResult<P> = { ok: true; event: ConsumedEvent<P> } | { ok: false; poison: PoisonRecord };
 
 export interface DecodeOptions<P> {
-  /** Header holding the outbox id; default `id`. */
-  idHeader?: string;
+  /** Header holding the outbox id; default `id`, or `ce_id` / the structured event's `id` for a CloudEvent. */
+  idHeader?: string | undefined;
   /** Turns the parsed JSON into the handler's payload type (e.g. a zod schema's parse); a throw makes the record poison. */
   parsePayload?: ((json: unknown, event: ConsumedEvent<unknown>) => P) | undefined;
 }
@@ -69,42 +69,108 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** What a record says about its event, apart from the payload. */
+interface RecordFields {
+  id: string | undefined;
+  aggregateType?: string | undefined;
+  aggregateId?: string | undefined;
+  eventType?: string | undefined;
+  commitLsn?: string | undefined;
+  createdAt?: string | undefined;
+}
+
+const STRUCTURED = /^application\/cloudevents\+json\s*(;|$)/i;
+
+/**
+ * The event's fields from the relay's own headers (--record-format default), or
+ * from a CloudEvent (docs/cloudevents.md): `ce_` headers in binary mode, the
+ * JSON document's attributes in structured mode (then `data` is the payload).
+ */
+function fieldsOf(headers: Record<string, string>, idHeader: string | undefined, structured: Record<string, unknown> | null): RecordFields {
+  if (structured !== null) {
+    const str = (k: string) => (typeof structured[k] === 'string' ? (structured[k] as string) : undefined);
+    return {
+      id: idHeader === undefined ? str('id') : headers[idHeader],
+      aggregateType: str('aggregatetype'),
+      aggregateId: str('subject'),
+      eventType: str('type'),
+      commitLsn: str('commitlsn'),
+      createdAt: str('time'),
+    };
+  }
+  if (idHeader === undefined && headers.id === undefined && headers.ce_id !== undefined) {
+    return {
+      id: headers.ce_id,
+      aggregateType: headers.ce_aggregatetype,
+      aggregateId: headers.ce_subject,
+      eventType: headers.ce_type,
+      commitLsn: headers.ce_commitlsn,
+      createdAt: headers.ce_time,
+    };
+  }
+  return {
+    id: headers[idHeader ?? 'id'],
+    aggregateType: headers.aggregate_type,
+    aggregateId: headers.aggregate_id,
+    eventType: headers.event_type,
+    commitLsn: headers.commit_lsn,
+    createdAt: headers.created_at,
+  };
+}
+
 /** Pure: a Kafka record -> a typed event, or the reason it is poison. */
 export function decodeRecord<P = unknown>(topic: string, partition: number, message: KafkaMessage, options: DecodeOptions<P> = {}): DecodeResult<P> {
-  const idHeader = options.idHeader ?? 'id';
   const headers = stringHeaders(message.headers);
   const key = message.key === null || message.key === undefined ? null : message.key.toString('utf8');
-  const rawId = headers[idHeader];
-  const id = rawId === undefined || rawId.trim() === '' ? null : rawId;
+  const structured = STRUCTURED.test(headers['content-type'] ?? '');
+  let id: string | null = null;
   const poison = (reason: string): DecodeResult<P> => ({
     ok: false,
     poison: { reason, id, key, topic, partition, offset: message.offset, headers },
   });
+  const value = message.value ?? null;
+  let json: unknown;
+  let jsonError: unknown = null;
+  if (value !== null) {
+    try {
+      json = JSON.parse(value.toString('utf8'));
+    } catch (error) {
+      jsonError = error;
+    }
+  }
+  let document: Record<string, unknown> | null = null;
+  if (structured) {
+    if (value === null || jsonError !== null || json === null || typeof json !== 'object' || Array.isArray(json)) {
+      return poison(`record is a structured CloudEvent (content-type ${headers['content-type']}) whose value is not a JSON object`);
+    }
+    document = json as Record<string, unknown>;
+  }
+  const f = fieldsOf(headers, options.idHeader, document);
+  id = f.id === undefined || f.id.trim() === '' ? null : f.id;
   if (id === null) {
+    const where = structured && options.idHeader === undefined ? 'CloudEvent "id" attribute' : `"${options.idHeader ?? 'id'}" header`;
     return poison(
-      `record has no "${idHeader}" header (or it is empty), so it cannot be deduplicated; it was not published by an outbox relay, or the producer dropped its headers`,
+      `record has no ${where} (or it is empty), so it cannot be deduplicated; it was not published by an outbox relay, or the producer dropped its headers`,
     );
   }
-  if (message.value === null || message.value === undefined) {
-    return poison(`record for outbox id ${id} has no value (a tombstone?); outbox records always carry the payload`);
-  }
-  const rawPayload = message.value;
-  let json: unknown;
-  try {
-    json = JSON.parse(rawPayload.toString('utf8'));
-  } catch (error) {
-    return poison(`value of outbox id ${id} is not JSON: ${errorText(error)}`);
+  if (value === null) return poison(`record for outbox id ${id} has no value (a tombstone?); outbox records always carry the payload`);
+  if (jsonError !== null) return poison(`value of outbox id ${id} is not JSON: ${errorText(jsonError)}`);
+  let rawPayload = value;
+  if (document !== null) {
+    // A structured CloudEvent's payload is its data (JSON, as the relay writes it: datacontenttype application/json).
+    json = document.data ?? null;
+    rawPayload = Buffer.from(JSON.stringify(json));
   }
   const event: ConsumedEvent<unknown> = {
     id,
-    aggregateType: headers.aggregate_type ?? '',
-    aggregateId: headers.aggregate_id ?? key ?? '',
-    eventType: headers.event_type ?? '',
+    aggregateType: f.aggregateType ?? '',
+    aggregateId: f.aggregateId ?? key ?? '',
+    eventType: f.eventType ?? '',
     payload: json,
     rawPayload,
     headers,
-    commitLsn: headers.commit_lsn ?? null,
-    createdAt: headers.created_at ?? null,
+    commitLsn: f.commitLsn ?? null,
+    createdAt: f.createdAt ?? null,
     key,
     topic,
     partition,

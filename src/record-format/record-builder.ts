@@ -11,7 +11,7 @@ const CREATED_AT_SIZE = 'created_at'.length + 2;
 
 /** Builds Kafka records from outbox events, Debezium Outbox Event Router style. */
 export class RecordBuilder {
-  private readonly topicFor: (event: OutboxEvent) => string;
+  protected readonly topicFor: (event: OutboxEvent) => string;
   /** commit_lsn text of the last transaction seen: formatted once per transaction, not per record. */
   private lsnTxn: OutboxEvent['txn'] | null = null;
   private lsnText = '';
@@ -68,7 +68,7 @@ export class RecordBuilder {
     return { topic: this.topicFor(event), key: aggregateId, value: event.payload, headers, bytes };
   }
 
-  private commitLsnOf(txn: OutboxEvent['txn']): string {
+  protected commitLsnOf(txn: OutboxEvent['txn']): string {
     if (txn !== this.lsnTxn) {
       this.lsnTxn = txn;
       this.lsnText = Lsn.format(txn.commitLsn);

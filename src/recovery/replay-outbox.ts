@@ -5,13 +5,13 @@ import type { Transaction } from '../outbox/outbox-event.js';
 import { isMalformed, RowMapper } from '../outbox/row-mapper.js';
 import { Lsn } from '../replication/lsn.js';
 import { createKafkaSink, type SinkSettings } from '../sink-factory/create-sink.js';
-import { RecordBuilder } from '../record-format/record-builder.js';
+import { createRecordBuilder, type RecordFormatSettings } from '../record-format/create-record-builder.js';
 import type { SinkRecord } from '../record-format/sink-record.js';
 import type { TimeWindow } from './time-window.js';
 import { collectWindow, dropWindow, MISSING_ROWS, openWindow, type VerifySettings } from './verify-outbox.js';
 
 /** What replay uses: verify's window and record format, and the sink's settings (published at least once, whatever --delivery says). */
-export interface ReplaySettings extends VerifySettings, SinkSettings {}
+export interface ReplaySettings extends VerifySettings, SinkSettings, Pick<RecordFormatSettings, 'recordFormat' | 'cloudeventsSource'> {}
 
 export interface ReplayOptions {
   window: TimeWindow;
@@ -63,7 +63,7 @@ export async function replayOutbox(client: pg.Client, config: ReplaySettings, op
   const onlyMissing = options.onlyMissing ? `and o.${col.id}::text in (select m.id from (${MISSING_ROWS}) m)` : '';
 
   const mapper = new RowMapper(columnMapping(config), config.table);
-  const builder = new RecordBuilder(config.topic, config.recordHeaders);
+  const builder = createRecordBuilder(config);
   const replayedAt = new Date(started).toISOString();
   const sink = options.dryRun ? null : createKafkaSink({ ...config, delivery: 'at-least-once' }, logger);
   const report: ReplayReport = {

@@ -72,6 +72,19 @@ function header(headers: IHeaders | undefined, name: string): string | undefined
   return first === undefined ? undefined : first.toString();
 }
 
+/** The outbox id and created_at of a record in any --record-format: the relay's headers, ce_ headers, or a structured CloudEvent's attributes. */
+function idAndTime(headers: IHeaders | undefined, value: Buffer | null): { id: string | undefined; raw: string | undefined } {
+  const id = header(headers, 'id') ?? header(headers, 'ce_id');
+  if (id !== undefined) return { id, raw: header(headers, 'created_at') ?? header(headers, 'ce_time') };
+  if (value === null || !header(headers, 'content-type')?.startsWith('application/cloudevents+json')) return { id: undefined, raw: undefined };
+  try {
+    const event = JSON.parse(value.toString('utf8')) as { id?: unknown; time?: unknown };
+    return { id: typeof event.id === 'string' ? event.id : undefined, raw: typeof event.time === 'string' ? event.time : undefined };
+  } catch {
+    return { id: undefined, raw: undefined };
+  }
+}
+
 /**
  * `outbox-tail verify`: the outbox ids created in the window against the ids
  * in Kafka (the `id` header) over the same window (the `created_at` header),
@@ -304,8 +317,7 @@ async function readKafkaIds(
     async (topic, _partition, messages) => {
       const ids: string[] = [];
       for (const m of messages) {
-        const id = header(m.headers, 'id');
-        const raw = header(m.headers, 'created_at');
+        const { id, raw } = idAndTime(m.headers, m.value);
         if (id === undefined || raw === undefined) {
           recordsWithoutHeaders++;
           continue;

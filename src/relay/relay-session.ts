@@ -13,11 +13,12 @@ import { Lsn } from '../replication/lsn.js';
 import { Heartbeat } from '../replication/heartbeat.js';
 import { ReplicationSource } from '../replication/replication-source.js';
 import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
-import { RecordBuilder } from '../record-format/record-builder.js';
+import { createRecordBuilder } from '../record-format/create-record-builder.js';
 import { alreadyPublished, type SkipRule } from '../exactly-once/skip-published.js';
 import type { Watermark } from '../exactly-once/watermark.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
+import type { RecordFormat } from '../record-format/record-formats.js';
 import type { RecordHeaderName } from '../record-format/record-headers.js';
 import { isTransactional, type Sink } from '../sink/sink.js';
 import type { RelayStats } from './relay-stats.js';
@@ -37,6 +38,8 @@ export interface SessionSettings extends ColumnSettings, BatchLimits, InFlightLi
   table: string;
   topic: string;
   recordHeaders: readonly RecordHeaderName[];
+  recordFormat: RecordFormat;
+  cloudeventsSource: string;
   statusIntervalMs: number;
   replicationTimeoutMs: number;
   heartbeatIntervalMs: number;
@@ -122,7 +125,7 @@ export class RelaySession {
       );
       const publisher = new PublishingStage({
         sink,
-        builder: new RecordBuilder(config.topic, config.recordHeaders),
+        builder: createRecordBuilder(config),
         limits: config,
         policies: badRowPolicies(config),
         flow: source,

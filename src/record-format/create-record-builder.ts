@@ -1,0 +1,19 @@
+import { CloudEventsRecordBuilder } from './cloudevents-format.js';
+import { RecordBuilder } from './record-builder.js';
+import type { RecordFormat } from './record-formats.js';
+import type { RecordHeaderName } from './record-headers.js';
+
+/** The options that shape a record: --topic, --record-headers, --record-format, --cloudevents-source. */
+export interface RecordFormatSettings {
+  topic: string;
+  recordHeaders: readonly RecordHeaderName[];
+  recordFormat: RecordFormat;
+  cloudeventsSource: string;
+}
+
+/** The record builder for --record-format: the outbox-tail layout, or a CloudEvents binding. */
+export function createRecordBuilder(s: RecordFormatSettings): RecordBuilder {
+  if (s.recordFormat === 'default') return new RecordBuilder(s.topic, s.recordHeaders);
+  const mode = s.recordFormat === 'cloudevents-binary' ? 'binary' : 'structured';
+  return new CloudEventsRecordBuilder(s.topic, s.recordHeaders, mode, s.cloudeventsSource);
+}
