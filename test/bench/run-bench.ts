@@ -576,11 +576,19 @@ async function perfTestLimit(ctx: Ctx, backlog: Backlog, events: number): Promis
   const topic = `${backlog.topic}_perf_test`;
   await createTopic(ctx.admin, topic, opts.partitions);
   const record = await outboxRecordSize(ctx.db.url, 'public.outbox', backlog.type, backlog.topic);
-  const r = await producerPerfTest({ brokers: ctx.brokers, topic, events, record, brokerPid: ctx.brokerPid(), timeoutMs: catchupTimeout(events) });
+  const r = await producerPerfTest({
+    brokers: ctx.brokers,
+    topic,
+    events,
+    record,
+    brokerPid: ctx.brokerPid(),
+    batchBytes: BATCH_MAX_BYTES,
+    timeoutMs: catchupTimeout(events),
+  });
   const inKafka = await recordCount(ctx.admin, topic);
   if (inKafka !== events) log(`  warning: kafka-producer-perf-test: the topic holds ${inKafka} records, expected ${events}`);
   log(
-    `  Kafka limit (kafka-producer-perf-test, Kafka ${r.kafka_version}, idempotent, acks=all, ${record.perf_test_record_size}-byte values = key ${record.key_bytes} + value ${record.value_bytes} + ${record.header_count} headers ${record.header_bytes} B + prefixes; no key, no headers): ${r.events_per_sec} events/s (${r.seconds} s, ${r.mb_per_sec} MB/s, latency p50 ${r.p50_latency_ms} / p99 ${r.p99_latency_ms} ms); CPU per event: JVM ${r.client_us_per_event ?? '-'} us (start-up included), broker ${r.broker_us_per_event ?? '-'} us`,
+    `  Kafka limit (kafka-producer-perf-test, Kafka ${r.kafka_version}, idempotent, acks=all, batch.size ${BATCH_MAX_BYTES}, ${record.perf_test_record_size}-byte values = key ${record.key_bytes} + value ${record.value_bytes} + ${record.header_count} headers ${record.header_bytes} B + prefixes; no key, no headers): ${r.events_per_sec} events/s (${r.seconds} s, ${r.mb_per_sec} MB/s, latency p50 ${r.p50_latency_ms} / p99 ${r.p99_latency_ms} ms); CPU per event: JVM ${r.client_us_per_event ?? '-'} us (start-up included), broker ${r.broker_us_per_event ?? '-'} us`,
   );
   return r;
 }
