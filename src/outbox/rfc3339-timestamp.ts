@@ -21,6 +21,11 @@ export function toRfc3339(text: string, typeOid: number): string {
   if (!m) return text;
   const [, y, mo, d, h, mi, s, frac = '', sign, oh, om, os] = m;
   if (typeOid === TIMESTAMPTZ_OID && sign === undefined) return text;
+  // Already UTC (the relay's sessions set TimeZone UTC, so every row takes this path): PostgreSQL prints normalised
+  // fields, so only the separators and the fraction's width change. No Date and no padding per row: the slow path
+  // below was 2.5% of the relay's busy time in a catch-up profile.
+  if ((sign === undefined || (oh === '00' && om === undefined && os === undefined)) && y !== '0000')
+    return `${y}-${mo}-${d}T${h}:${mi}:${s}.${frac.padEnd(6, '0')}Z`;
   const micros = Number(frac.padEnd(6, '0'));
   const offsetSeconds = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? 0) * 60 + Number(os ?? 0));
   // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0-99 as 1900-1999.

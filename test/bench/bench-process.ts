@@ -4,6 +4,7 @@
  * publisher), each with its peak RSS read from /proc (VmHWM).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { followChildLog, type ChildExit } from '../support/child-log.js';
 import { peakRssMb, processCpuSeconds } from '../support/proc-stats.js';
@@ -31,6 +32,8 @@ export interface BenchProcess {
   peakRssMb(): number;
   /** CPU time (user + system) used so far, in seconds; the last value read once the process is gone. */
   cpuSeconds(): number;
+  /** Resident set size (VmRSS) every 250 ms since spawn: [seconds since spawn, MB], for RSS-over-time charts. */
+  rssSeries(): Array<[number, number]>;
   /** SIGTERM (graceful drain), then SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -75,10 +78,16 @@ export function spawnProcess(options: { name: string; command: string; args: str
   const readPeak = () => (peak = Math.max(peak, peakRssMb(pid) ?? 0));
   let cpu = 0;
   const readCpu = () => (cpu = processCpuSeconds(pid) ?? cpu);
+  const rss: Array<[number, number]> = [];
+  const readRss = () => {
+    const mb = rssMb(pid);
+    if (mb !== null) rss.push([Math.round(performance.now() - startedAt) / 1000, Math.round(mb * 10) / 10]);
+  };
   // VmHWM is a high-water mark, so sparse reads suffice; the last read before exit keeps it.
   const sampler = setInterval(() => {
     readPeak();
     readCpu();
+    readRss();
   }, 250);
   void exited.then(() => clearInterval(sampler));
   return {
@@ -92,6 +101,7 @@ export function spawnProcess(options: { name: string; command: string; args: str
     waitForLog: (predicate, timeoutMs = 60_000) => log.waitFor(predicate, timeoutMs),
     peakRssMb: readPeak,
     cpuSeconds: readCpu,
+    rssSeries: () => rss,
     async stop(graceMs = 20_000) {
       readPeak();
       readCpu();
@@ -102,6 +112,16 @@ export function spawnProcess(options: { name: string; command: string; args: str
       clearTimeout(timer);
     },
   };
+}
+
+/** Current resident set size (VmRSS) of a process in MB, or null when it is gone. */
+function rssMb(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Environment for a relay process: configured through OUTBOX_TAIL_* like a container. */

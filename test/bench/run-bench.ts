@@ -4,14 +4,14 @@
  * run (decode with a null sink, Kafka alone) and the polling-publisher
  * baseline. See README.md, Performance.
  *
- *   npm run bench -- [--events 200000] [--json] [--quick] [--compare debezium]
+ *   npm run bench -- [--events 200000] [--json] [--quick] [--compare debezium] [--plot]
  *
  * Progress goes to stderr; without --json stdout gets a table, with --json
  * the last line of stdout is one JSON object.
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
@@ -44,6 +44,8 @@ import { compareVariants } from './compare-variants.js';
 import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VARIANTS, type WriteSideVariant } from './write-side.js';
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
 import { matchRecords, type RecordMatch } from './debezium/record-match.js';
+import { writeCharts, type BenchResultLike } from './bench-charts.js';
+import { outboxRecordSize, producerPerfTest, type PerfTestLimit } from './perf-test-limit.js';
 
 // ---------------------------------------------------------------- options
 
@@ -80,6 +82,9 @@ const { values: flags } = parseArgs({
     delivery: { type: 'string' },
     'first-delivery': { type: 'string' },
     'relay-node': { type: 'string' },
+    plot: { type: 'boolean', default: false },
+    'plot-from': { type: 'string' },
+    'plot-dir': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -121,6 +126,10 @@ if (flags.help) {
                         or paths (/usr/bin/node). With two or more, the whole bench runs once per
                         runtime, one after the other on one stack, and the JSON has them side by side
                         under "runtimes" (with the ratio of each figure to the first runtime's)
+  --plot                write SVG charts of this run (catch-up against the limits, steady latency,
+                        RSS over time) into --plot-dir (test/bench/bench-charts.ts)
+  --plot-from FILE      only draw the charts of a recorded run (a --json-out FILE), nothing is run
+  --plot-dir DIR        where the charts go (default docs/images, which docs/performance.md shows)
   --dump-latency DIR    write each steady run's per-record latencies (ms since the writer's start,
                         latency ms) to DIR/<label>-<rate>.json, to look for stalls behind a p99
   --compare debezium    also run Debezium Server (fetched once into ~/.cache/outbox-tail/debezium, Java 21+)
@@ -348,6 +357,8 @@ interface CatchupResult {
   relay_sends: RelaySends | null;
   /** The machine's 1-minute load average when the scenario ended (the bench itself adds about 2). */
   loadavg_1m: number;
+  /** The relay's RSS every 250 ms: [seconds since spawn, MB] (--plot draws it). */
+  rss_mb_over_time: Array<[number, number]>;
 }
 
 /** A publisher process that reads the slot: streamingAt is the wall clock (ms) when it said it does. */
@@ -447,6 +458,7 @@ async function relayCatchup(
       delivery: mode,
       relay_sends: sends,
       loadavg_1m: round(loadavg()[0]!, 2),
+      rss_mb_over_time: relay.rssSeries(),
     };
   } finally {
     await relay.stop();
@@ -559,6 +571,28 @@ async function kafkaLimit(
   };
 }
 
+/** kafka-producer-perf-test (test/bench/perf-test-limit.ts) with records as long as the backlog's, to a topic of its own. */
+async function perfTestLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<PerfTestLimit> {
+  const topic = `${backlog.topic}_perf_test`;
+  await createTopic(ctx.admin, topic, opts.partitions);
+  const record = await outboxRecordSize(ctx.db.url, 'public.outbox', backlog.type, backlog.topic);
+  const r = await producerPerfTest({
+    brokers: ctx.brokers,
+    topic,
+    events,
+    record,
+    brokerPid: ctx.brokerPid(),
+    batchBytes: BATCH_MAX_BYTES,
+    timeoutMs: catchupTimeout(events),
+  });
+  const inKafka = await recordCount(ctx.admin, topic);
+  if (inKafka !== events) log(`  warning: kafka-producer-perf-test: the topic holds ${inKafka} records, expected ${events}`);
+  log(
+    `  Kafka limit (kafka-producer-perf-test, Kafka ${r.kafka_version}, idempotent, acks=all, batch.size ${BATCH_MAX_BYTES}, ${record.perf_test_record_size}-byte values = key ${record.key_bytes} + value ${record.value_bytes} + ${record.header_count} headers ${record.header_bytes} B + prefixes; no key, no headers): ${r.events_per_sec} events/s (${r.seconds} s, ${r.mb_per_sec} MB/s, latency p50 ${r.p50_latency_ms} / p99 ${r.p99_latency_ms} ms); CPU per event: JVM ${r.client_us_per_event ?? '-'} us (start-up included), broker ${r.broker_us_per_event ?? '-'} us`,
+  );
+  return r;
+}
+
 /**
  * Latency per record = its LogAppendTime in Kafka minus the time its
  * autocommit INSERT was sent (an upper bound on commit -> Kafka); the
@@ -570,6 +604,7 @@ interface SteadyResult {
   delivery?: Delivery;
   p50_ms: number;
   p99_ms: number;
+  p999_ms: number;
   max_ms: number;
   p50_ms_from_reply: number;
   p99_ms_from_reply: number;
@@ -589,6 +624,8 @@ interface SteadyResult {
   cpu: CpuWindow;
   /** The relay's own view from its /metrics (null for the polling baseline): Kafka produce requests and their duration. */
   relay_sends?: RelaySends | null;
+  /** The publisher's RSS every 250 ms: [seconds since spawn, MB] (--plot draws it). */
+  rss_mb_over_time: Array<[number, number]>;
 }
 
 interface RelaySends {
@@ -676,7 +713,7 @@ function latencyStats(
   writer: WriterResult,
   visible: Map<string, number>,
   appended: Map<string, number>,
-): Omit<SteadyResult, 'peak_rss_mb' | 'cpu'> {
+): Omit<SteadyResult, 'peak_rss_mb' | 'cpu' | 'rss_mb_over_time'> {
   const fromSent: number[] = [];
   const fromReply: number[] = [];
   const fromSentAppended: number[] = [];
@@ -699,6 +736,7 @@ function latencyStats(
     rate,
     p50_ms: round(percentile(fromSent, 50)),
     p99_ms: round(percentile(fromSent, 99)),
+    p999_ms: round(percentile(fromSent, 99.9)),
     max_ms: round(fromSent[fromSent.length - 1] ?? NaN),
     p50_ms_from_reply: round(percentile(fromReply, 50)),
     p99_ms_from_reply: round(percentile(fromReply, 99)),
@@ -770,6 +808,7 @@ async function steady(
       peak_rss_mb: Math.round(peak),
       cpu,
       loadavg_1m: round(loadavg()[0]!, 2),
+      rss_mb_over_time: proc.rssSeries(),
       ...(slot ? { relay_sends: sends } : {}),
     };
   } finally {
@@ -1024,7 +1063,19 @@ async function writeSide(
 /** The relay's node binary when --relay-node names one runtime (several: compareVariants runs this bench once per runtime). */
 const RELAY_NODE = opts.relayNodes.length === 1 ? resolveNodeBinary(opts.relayNodes[0]!) : undefined;
 
+/** --plot, --plot-from: the run's charts as SVG files. */
+async function plot(result: BenchResultLike): Promise<void> {
+  const dir = flags['plot-dir'] ?? `${ROOT}docs/images`;
+  for (const file of await writeCharts(result, dir)) log(`chart written: ${file}`);
+}
+
 async function main(): Promise<void> {
+  if (flags['plot-from']) {
+    await plot(JSON.parse(readFileSync(flags['plot-from'], 'utf8')) as BenchResultLike);
+    return;
+  }
+  if (flags.plot && (opts.relayNodes.length > 1 || KAFKA_CLIENTS.length > 1))
+    throw new Error('--plot draws one run: with several runtimes or clients, --json-out FILE, then --plot-from a run of its own');
   if (opts.relayNodes.length > 1) {
     await compareVariants({ axis: 'relay-node', values: opts.relayNodes.map(resolveNodeBinary), argv: process.argv.slice(2), flags, log });
     return;
@@ -1099,9 +1150,12 @@ async function main(): Promise<void> {
         log(
           `  Kafka limit (${opts.kafkaClient} alone): ${kafkaL.events_per_sec} events/s (${kafkaL.seconds} s); CPU per event: client ${kafkaL.client_us_per_event} us, broker ${kafkaL.broker_us_per_event ?? '-'} us`,
         );
+        const perfTest = await perfTestLimit(ctx, backlog, events);
         result.limits = {
           decode_events_per_sec: decode.events_per_sec,
           kafka_events_per_sec: kafkaL.events_per_sec,
+          perf_test_events_per_sec: perfTest.events_per_sec,
+          perf_test: perfTest,
           decode_seconds: decode.seconds,
           decode_cpu_seconds: decode.cpu_seconds,
           kafka_seconds: kafkaL.seconds,
@@ -1294,6 +1348,7 @@ async function main(): Promise<void> {
     wall_seconds: Math.round((Date.now() - t0) / 1000),
   };
   if (flags['json-out']) writeFileSync(flags['json-out'], `${JSON.stringify(result)}\n`);
+  if (flags.plot) await plot(result as BenchResultLike);
   if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else process.stdout.write(table(result) + (compare ? `\n${compareTable(compare, result.env as Record<string, unknown>)}` : ''));
   // With --json, the side-by-side table still reaches the terminal, with the progress.
@@ -1333,7 +1388,7 @@ function machineCeiling(
 function targets(r: Record<string, unknown>): Verdict[] {
   const out: Verdict[] = [];
   const catchup = r.catchup as CatchupResult | undefined;
-  const limits = r.limits as { decode_events_per_sec: number; kafka_events_per_sec: number } | undefined;
+  const limits = r.limits as { decode_events_per_sec: number; kafka_events_per_sec: number; perf_test_events_per_sec?: number } | undefined;
   const steadyR = r.steady as SteadyResult[] | undefined;
   const polling = r.polling_baseline as { catchup_events_per_sec: number; steady: SteadyResult[] } | undefined;
   if (catchup) out.push({ target: 'catchup >= 50,000 events/s', value: `${catchup.events_per_sec}`, ok: catchup.events_per_sec >= 50_000 });
@@ -1345,6 +1400,12 @@ function targets(r: Record<string, unknown>): Verdict[] {
       ok: catchup.events_per_sec >= 0.6 * ceiling,
     });
   }
+  if (catchup && limits?.perf_test_events_per_sec)
+    out.push({
+      target: 'catchup >= 0.8 x kafka-producer-perf-test',
+      value: `${round(catchup.events_per_sec / limits.perf_test_events_per_sec, 2)} x ${limits.perf_test_events_per_sec}`,
+      ok: catchup.events_per_sec >= 0.8 * limits.perf_test_events_per_sec,
+    });
   const at5k = steadyR?.find((s) => s.rate === 5000);
   if (at5k) out.push({ target: 'steady 5,000/s p99 <= 15 ms', value: `${at5k.p99_ms} ms`, ok: at5k.p99_ms <= 15 });
   const rss = [
@@ -1464,13 +1525,16 @@ function table(r: Record<string, unknown>): string {
   const c = (x: unknown) => (x === undefined ? '-' : String(x));
   const catchup = r.catchup as CatchupResult | undefined;
   const batched = r.catchup_batched as CatchupResult | undefined;
-  const limits = r.limits as { decode_events_per_sec: number; kafka_events_per_sec: number; decode_seconds: number; kafka_seconds: number } | undefined;
+  const limits = r.limits as
+    { decode_events_per_sec: number; kafka_events_per_sec: number; decode_seconds: number; kafka_seconds: number; perf_test?: PerfTestLimit } | undefined;
   const big = r.big_txn as { rows: number; seconds: number; peak_rss_mb: number } | undefined;
   if (catchup) rows.push(['catchup (1-row txns)', c(catchup.events_per_sec), c(catchup.seconds), '-', '-', '-', c(catchup.peak_rss_mb)]);
   if (batched) rows.push(['catchup_batched (100-row txns)', c(batched.events_per_sec), c(batched.seconds), '-', '-', '-', c(batched.peak_rss_mb)]);
   if (limits) {
     rows.push(['limit: decode (null sink)', c(limits.decode_events_per_sec), c(limits.decode_seconds), '-', '-', '-', '-']);
     rows.push([`limit: Kafka (${opts.kafkaClient} alone)`, c(limits.kafka_events_per_sec), c(limits.kafka_seconds), '-', '-', '-', '-']);
+    if (limits.perf_test)
+      rows.push(['limit: Kafka (kafka-producer-perf-test)', c(limits.perf_test.events_per_sec), c(limits.perf_test.seconds), '-', '-', '-', '-']);
   }
   if (big) rows.push([`big_txn (${big.rows} rows)`, c(Math.round(big.rows / big.seconds)), c(big.seconds), '-', '-', '-', c(big.peak_rss_mb)]);
   for (const s of (r.steady as SteadyResult[] | undefined) ?? [])

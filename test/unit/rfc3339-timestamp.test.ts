@@ -62,3 +62,34 @@ describe('toRfc3339', () => {
     expect(lines.map((l) => l.split(' ').map(Number))).toEqual(outputs.map((o) => [Date.parse(o), Number(o.slice(20, 26)) * 1000]));
   });
 });
+
+describe('toRfc3339 on UTC text, the form every relay session reads', () => {
+  /** PostgreSQL's ISO output of an instant in UTC: fraction without trailing zeros, none when zero; `+00` for timestamptz. */
+  const pgText = (ms: number, micros: number, offset: string) => {
+    const iso = new Date(ms).toISOString();
+    const frac = String(micros).padStart(6, '0').replace(/0+$/, '');
+    return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac ? `.${frac}` : ''}${offset}`;
+  };
+  const rfc3339 = (ms: number, micros: number) => `${new Date(ms).toISOString().slice(0, 19)}.${String(micros).padStart(6, '0')}Z`;
+
+  it('gives the instant Date gives, to the microsecond, for 20,000 random instants from year 1 to 9999', () => {
+    // Date.UTC reads the years 0-99 as 1900-1999.
+    const first = new Date(0).setUTCFullYear(1, 0, 1);
+    const last = Date.UTC(9999, 11, 31, 23, 59, 59);
+    let seed = 42;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 20_000; i++) {
+      const ms = Math.floor((first + random() * (last - first)) / 1000) * 1000;
+      // Every fifth without a fraction, as PostgreSQL prints whole seconds.
+      const micros = i % 5 === 0 ? 0 : Math.floor(random() * 1_000_000);
+      expect(toRfc3339(pgText(ms, micros, '+00'), TIMESTAMPTZ_OID)).toBe(rfc3339(ms, micros));
+      expect(toRfc3339(pgText(ms, micros, ''), TIMESTAMP_OID)).toBe(rfc3339(ms, micros));
+    }
+  });
+
+  it('still converts a +00:30 or -00 offset through the instant, and leaves year 0 unchanged', () => {
+    expect(toRfc3339('2026-12-01 12:27:21+00:30', TIMESTAMPTZ_OID)).toBe('2026-12-01T11:57:21.000000Z');
+    expect(toRfc3339('2026-12-01 12:27:21-00', TIMESTAMPTZ_OID)).toBe('2026-12-01T12:27:21.000000Z');
+    expect(toRfc3339('0000-06-01 00:00:00+00', TIMESTAMPTZ_OID)).toBe('0000-06-01 00:00:00+00');
+  });
+});

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { loadCrc32c } from './crc32c.js';
 
 /**
  * kafkajs 2.2.4 encodes each record of a produce request through a fresh
@@ -263,7 +264,8 @@ export function installFastRecordEncoder(): boolean {
     const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: object };
     const batchModule = require(RECORD_BATCH_MODULE) as { RecordBatch: RecordBatchEncoder };
     const Long = require('kafkajs/src/utils/long.js') as Parameters<typeof fastRecordBatchEncoder>[2];
-    const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as (b: Buffer) => number;
+    // The native crc32c when its prebuilt binary loads, else kafkajs's own (crc32c.ts).
+    const crc32C = loadCrc32c().crc32c;
     if (typeof original !== 'function' || typeof batchModule.RecordBatch !== 'function') return false;
     // The produce request destructures RecordBatch from this exports object when it loads.
     batchModule.RecordBatch = fastRecordBatchEncoder(batchModule.RecordBatch, Encoder, Long, crc32C);
