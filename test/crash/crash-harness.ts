@@ -205,7 +205,6 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
   const shardSpecs = options.shards ? SHARD_LAYOUTS[options.shardLayout ?? 'correct'](options.shards) : null;
   // One relay per shard (one in all when not sharded); a kill takes them in turn.
   const relays: Array<RelayProcess | null> = shardSpecs ? shardSpecs.map(() => null) : [null];
-  let victim = 0;
   let consumer: Child | null = null;
   let naiveWriter: Child | null = null;
   try {
@@ -370,7 +369,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       if (options.straddle && straddles.adjacent >= options.kills) break;
       // Kill 0.3-0.7 s into the relay's streaming (a restart itself takes about a second
       // under load: counting from the spawn, most kills would hit a relay still starting).
-      victim = (k - 1) % relays.length;
+      const victim = (k - 1) % relays.length;
       if (writerMode === 'outbox') await streamingOrExit(relays[victim]!);
       await sleep(300 + random() * 400);
       if (writerMode === 'naive') {
