@@ -24,6 +24,8 @@ export interface OrderWriteOptions {
   via?: EventVia;
   /** via message: emit one more event in a savepoint that is rolled back (it must never reach Kafka). */
   savepointRollback?: boolean;
+  /** via message, a sharded outbox: writeOutboxEvent's `shards` (outbox_tail.emit reads it from outbox_tail.message_shards). */
+  shards?: number;
 }
 
 export async function createOrdersTable(client: pg.ClientBase): Promise<void> {
@@ -91,7 +93,7 @@ export async function cancelOrder(client: pg.ClientBase, id: number, options: Or
     const eventId = await writeOutboxEvent(
       client,
       { aggregateType: ORDER_AGGREGATE, aggregateId: String(id), eventType: 'OrderCancelled', payload: orderCancelledPayload(id) },
-      { via: options.via ?? 'table' },
+      { via: options.via ?? 'table', ...(options.shards !== undefined ? { shards: options.shards } : {}) },
     );
     const updated = await client.query(
       `update orders set status = 'cancelled', cancelled_at = now(), cancelled_event_id = $2 where id = $1 and status = 'created'`,

@@ -8,6 +8,8 @@ import { classifyPgError, STANDBY_HINT } from '../postgres/pg-errors.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import type { Sink } from '../sink/sink.js';
+import { parseShard } from '../shards/shard-spec.js';
+import { checkShardFilter, requireRowFilters } from '../shards/shard-check.js';
 import { createSlot } from './create-slot.js';
 import { describeInvalidation, INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from './invalidation-cause.js';
 import { warnOnMissingStandbySlots } from './standby-slots-check.js';
@@ -20,6 +22,8 @@ export interface PreflightSettings extends PgSettings, ColumnSettings {
   table: string;
   createSlot: boolean;
   failoverSlot: boolean;
+  /** --shard i/N: the publication's row filter must select that shard. */
+  shard?: string | undefined;
 }
 
 export interface PreflightResult {
@@ -141,6 +145,15 @@ async function checkPostgres(client: pg.Client, config: PreflightSettings, log: 
         `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`,
       );
     }
+  }
+  if (config.shard !== undefined && readsTable) {
+    requireRowFilters(info.version_num, info.version, where);
+    await checkShardFilter(client, {
+      publication: config.publication,
+      table: config.table,
+      keyColumn: config.columnAggregateId,
+      shard: parseShard(config.shard),
+    });
   }
   const slotCreated = await checkSlot(client, config, info.db, log);
   await warnOnMissingStandbySlots(client, config.slot, log);

@@ -28,6 +28,8 @@ import { replayOutbox } from '../recovery/replay-outbox.js';
 import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { COMMANDS, CONFIG_FILE_OPTION, type CommandSpec } from './command-options.js';
 import { runDaemon } from './run-daemon.js';
+import { initShardedOutbox, type ShardInitResult } from '../shards/init-shards.js';
+import { allShards, shardName } from '../shards/shard-spec.js';
 import { formatDoctorReport, runDoctor } from '../doctor/run-doctor.js';
 
 /** Declares every config option on a command, by group; no yargs defaults, so precedence stays in resolveConfig. */
@@ -116,21 +118,71 @@ function initReport({ migrations, publication, slot }: InitResult): string[] {
   ];
 }
 
+function shardInitReport({ migrations, shards, messagePrefixes }: ShardInitResult): string[] {
+  return [
+    `migrations: applied ${migrations.applied.join(', ') || 'none'}; already applied ${migrations.skipped.length}`,
+    ...shards.map(
+      (s) =>
+        `shard ${s.index}/${shards.length}: publication ${s.publication.name} ${s.publication.created ? 'created' : 'exists'}` +
+        (s.slot ? `, slot ${s.slot.name} ${s.slot.created ? 'created' : 'exists'}` : ''),
+    ),
+    ...(messagePrefixes ? [`outbox_tail.emit writes to message prefixes ${messagePrefixes.join(', ')}`] : []),
+  ];
+}
+
 async function initCommand(argv: Record<string, unknown>): Promise<number> {
   const config = loadConfig(argv, process.env);
-  const result = await withPgClient(config, (client) => initOutbox(client, config));
-  const lines = initReport(result);
+  const { shards } = config;
+  let lines: string[];
+  let warnings: string[] = [];
+  if (shards === undefined) {
+    const result = await withPgClient(config, (client) => initOutbox(client, config));
+    lines = initReport(result);
+    warnings = result.warnings;
+  } else {
+    const result = await withPgClient(config, (client) => initShardedOutbox(client, { ...config, shards }));
+    lines = shardInitReport(result);
+  }
   if (config.delivery === 'exactly-once') {
     const offsets = await initOffsetsTopic(config, createLogger('silent'));
     lines.push(offsets.created ? `offsets topic ${offsets.topic} created (cleanup.policy=compact)` : `offsets topic ${offsets.topic} exists and is compacted`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
-  for (const warning of result.warnings) process.stderr.write(`outbox-tail: warning: ${warning}\n`);
+  for (const warning of warnings) process.stderr.write(`outbox-tail: warning: ${warning}\n`);
   return EXIT.OK;
+}
+
+/** status --shards N: one line per shard. */
+async function shardsStatusCommand(argv: Record<string, unknown>, config: ReturnType<typeof toRunConfig>, shards: number): Promise<number> {
+  const statuses = await withPgClient(config, async (client) => {
+    const out = [];
+    for (const { index } of allShards(shards)) {
+      out.push(
+        await readSlotStatus(client, shardName(config.slot, index), shardName(config.publication, index), {
+          table: config.table,
+          createdAtColumn: config.columnCreatedAt,
+        }),
+      );
+    }
+    return out;
+  });
+  if (argv.json) {
+    process.stdout.write(`${JSON.stringify({ shards: statuses })}\n`);
+  } else {
+    const head = `${'shard'.padEnd(6)} ${'slot'.padEnd(30)} ${'active'.padEnd(12)} ${'confirmed_flush_lsn'.padEnd(20)} ${'lag_bytes'.padStart(12)} wal_status`;
+    const rows = statuses.map(
+      (s, i) =>
+        `${`${i}/${shards}`.padEnd(6)} ${s.slot.padEnd(30)} ${(s.exists ? (s.active ? `pid ${s.activePid}` : 'no') : 'MISSING').padEnd(12)} ${(s.confirmedFlushLsn ?? '-').padEnd(20)} ${String(s.lagBytes ?? '-').padStart(12)} ${s.walStatus ?? '-'}` +
+        (s.publicationExists ? '' : ` (publication ${s.publication} MISSING)`),
+    );
+    process.stdout.write(`${[head, ...rows].join('\n')}\n`);
+  }
+  return statuses.every((s) => s.exists && s.publicationExists) ? EXIT.OK : EXIT.PREFLIGHT;
 }
 
 async function statusCommand(argv: Record<string, unknown>): Promise<number> {
   const config = toRunConfig(loadConfig(argv, process.env));
+  if (config.shards !== undefined && config.shard === undefined) return shardsStatusCommand(argv, config, config.shards);
   const status = await withPgClient(config, (client) =>
     readSlotStatus(client, config.slot, config.publication, { table: config.table, createdAtColumn: config.columnCreatedAt }),
   );

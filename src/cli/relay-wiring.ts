@@ -48,7 +48,7 @@ export function relayStages(config: RunConfig): RelayStages {
   const sink = sinkSettings(config);
   return {
     pg,
-    preflight: { ...pg, ...columns, slot, publication, source, table, createSlot: config.createSlot, failoverSlot: config.failoverSlot },
+    preflight: { ...pg, ...columns, slot, publication, source, table, createSlot: config.createSlot, failoverSlot: config.failoverSlot, shard: config.shard },
     supervisor: {
       slot,
       restartBackoffInitialMs: config.restartBackoffInitialMs,

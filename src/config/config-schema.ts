@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
 import { readSecretFile } from '../secrets/read-secret-file.js';
+import { MAX_SHARDS, parseShard, shardName } from '../shards/shard-spec.js';
 import { RECORD_HEADER_NAMES } from '../record-format/record-headers.js';
 import { DEFAULT_CLOUDEVENTS_SOURCE, RECORD_FORMATS } from '../record-format/record-formats.js';
 
@@ -55,6 +56,20 @@ export const configSchema = z
     messagePrefix: z.string().min(1).max(255).default(DEFAULT_MESSAGE_PREFIX).meta({
       group: 'Source',
       description: 'Prefix of the logical decoding messages that carry outbox events (--source messages|both); messages with other prefixes are ignored',
+    }),
+    shard: z
+      .string()
+      .trim()
+      .regex(/^\d+\/\d+$/, 'expected i/N, e.g. 0/2')
+      .optional()
+      .meta({
+        group: 'Source',
+        description:
+          'Run one shard i/N of a sharded outbox (outbox-tail init --shards N): slot <slot>_i, publication <publication>_i, message prefix <message-prefix>_i, transactional id suffixed _i (docs/sharding.md)',
+      }),
+    shards: int(1).max(MAX_SHARDS).optional().meta({
+      group: 'Source',
+      description: 'Number of shards: init creates N publications with row filters and N slots; status shows every shard (docs/sharding.md)',
     }),
     heartbeatIntervalMs: int(0).default(0).meta({
       group: 'Source',
@@ -297,6 +312,15 @@ export const configSchema = z
           'recover is not automatic with exactly-once delivery: run `outbox-tail recover`, then delete the watermark (docs/verify-replay-recover-prune.md, outbox-tail recover)',
       });
     }
+    if (c.shard !== undefined) {
+      try {
+        const { count } = parseShard(c.shard);
+        if (c.shards !== undefined && c.shards !== count)
+          ctx.addIssue({ code: 'custom', path: ['shard'], message: `is of ${count} shards, but shards is ${c.shards}` });
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['shard'], message: (error as Error).message.split('\n').at(-1)!.trim() });
+      }
+    }
     if (c.restartBackoffMaxMs < c.restartBackoffInitialMs) {
       ctx.addIssue({ code: 'custom', path: ['restartBackoffMaxMs'], message: 'must be >= restartBackoffInitialMs' });
     }
@@ -339,9 +363,22 @@ export const configSchema = z
     };
     const databaseUrl = read('databaseUrlFile');
     const saslPassword = read('saslPasswordFile');
-    const transactionalId = c.transactionalId ?? (c.slot !== undefined ? `outbox-tail-${c.slot}` : undefined);
+    // One shard of a sharded outbox: its own slot, publication, prefix and so its own transactional id and watermark.
+    const index = c.shard === undefined ? undefined : parseShard(c.shard).index;
+    const sharded: { slot?: string; publication?: string; messagePrefix?: string; transactionalId?: string } =
+      index === undefined
+        ? {}
+        : {
+            ...(c.slot !== undefined ? { slot: shardName(c.slot, index) } : {}),
+            publication: shardName(c.publication, index),
+            messagePrefix: shardName(c.messagePrefix, index),
+            ...(c.transactionalId !== undefined ? { transactionalId: shardName(c.transactionalId, index) } : {}),
+          };
+    const slot = sharded.slot ?? c.slot;
+    const transactionalId = sharded.transactionalId ?? c.transactionalId ?? (slot !== undefined ? `outbox-tail-${slot}` : undefined);
     return {
       ...c,
+      ...sharded,
       ...(transactionalId !== undefined ? { transactionalId } : {}),
       ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       ...(saslPassword !== undefined ? { saslPassword } : {}),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as RELAY_COLUMNS, DEFAULT_OUTBOX_TABLE, type ColumnMapping } from '../outbox/outbox-columns.js';
+import { shardOfSql } from '../shards/shard-spec.js';
 import type { Queryable } from './processed-messages.js';
 import { quoteIdentifier, quoteTableName } from './sql.js';
 import { otelApiIfRegistered, traceHeadersOf, type OtelApiModule } from '../tracing/trace-context.js';
@@ -34,6 +35,12 @@ export interface WriteOutboxEventOptions {
   via?: 'table' | 'message';
   /** via "message": the prefix, the relay's --message-prefix; default `outbox-tail`. */
   messagePrefix?: string;
+  /**
+   * via "message", a sharded outbox (outbox-tail init --shards N): the event
+   * goes to prefix `<messagePrefix>_<i>`, i the key's shard computed by
+   * PostgreSQL (hashtext, as the row filters and outbox_tail.emit do).
+   */
+  shards?: number;
   /** "table" or "schema.table"; default `public.outbox` (the relay's default). */
   table?: string;
   /** Column names; defaults as in the relay's config (id, aggregate_type, aggregate_id, event_type, payload, headers). */
@@ -110,8 +117,19 @@ export function buildOutboxMessage(event: OutboxEventInput, options: WriteOutbox
     },
     payload,
   );
+  const prefix = options.messagePrefix ?? DEFAULT_MESSAGE_PREFIX;
+  const { shards } = options;
+  if (shards !== undefined) {
+    if (!Number.isInteger(shards) || shards < 1) throw invalid('shards must be a whole number >= 1 when given');
+    // The shard is computed by the database, with the same expression as the publications' row filters.
+    return {
+      sql: `select pg_logical_emit_message(true, $1::text || '_' || ${shardOfSql('$3::text', '$4::int')}, $2::bytea)`,
+      values: [prefix, content, event.aggregateId, shards],
+      id,
+    };
+  }
   // bytea, not text: no conversion to the database encoding, so the payload bytes arrive as given.
-  return { sql: 'select pg_logical_emit_message(true, $1::text, $2::bytea)', values: [options.messagePrefix ?? DEFAULT_MESSAGE_PREFIX, content], id };
+  return { sql: 'select pg_logical_emit_message(true, $1::text, $2::bytea)', values: [prefix, content], id };
 }
 
 /** The event with the active span's W3C trace context and baggage in its headers (the caller's own headers win). */

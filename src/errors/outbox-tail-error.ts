@@ -28,6 +28,10 @@ export type ErrorCode =
   | 'FAILOVER_SLOT_UNSUPPORTED'
   /** --source messages|both against a server older than PostgreSQL 14 (pgoutput has no messages option). */
   | 'MESSAGES_UNSUPPORTED'
+  /** Sharding the outbox table (init --shards, run --shard) against a server older than PostgreSQL 15 (no publication row filters). */
+  | 'SHARDS_UNSUPPORTED'
+  /** run --shard i/N: the shard's publication has no row filter, or one that selects another shard. */
+  | 'SHARD_FILTER_MISMATCH'
   | 'REPLICATION_STREAM_ERROR'
   | 'PROTOCOL_ERROR'
   | 'KAFKA_UNREACHABLE'

@@ -21,6 +21,8 @@ import { isStreaming, startRelay, type RelayProcess } from '../support/relay-pro
 import { createSlot, waitForConfirmed } from '../support/slot.js';
 import { rng } from '../support/seeded-random.js';
 import { peekTransactions, type DecodedTxn } from '../support/witness-slot.js';
+import { SHARD_LAYOUTS, type ShardLayout } from '../support/broken-shards.js';
+import { formatShard, shardName, shardPredicate } from '../../src/shards/shard-spec.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -72,6 +74,14 @@ export interface CrashOptions {
   source?: 'table' | 'messages';
   /** The node binary the relay and the consumer run on (default: this process's), to compare runtimes. */
   node?: string;
+  /**
+   * A sharded outbox (docs/sharding.md): N row-filtered publications and
+   * slots, one relay per shard (--shard i/N), the kills going round the
+   * shards. Every shard's slot must be confirmed to the end.
+   */
+  shards?: number;
+  /** Negative control: a broken layout of the shards' filters (test/support/broken-shards.ts). */
+  shardLayout?: ShardLayout;
 }
 
 export interface CrashResult {
@@ -100,6 +110,8 @@ export interface CrashResult {
   relay_fatal_codes: string[];
   /** `node --version` of the relay and the consumer. */
   node: string;
+  /** Sharded runs: the relays' i/N and whether every shard's slot was confirmed to the end of the WAL written. */
+  shards: { relays: string[]; slots_confirmed_to_end: boolean } | null;
   /** straddle runs: kills set up as straddles, and those where T2's commit record began exactly at T1's end. */
   straddles: { attempted: number; adjacent: number };
   seconds: number;
@@ -190,7 +202,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
   const collector = await new KafkaCollector(options.stack.brokers).start([topic]);
   const uncommitted = await new KafkaCollector(options.stack.brokers, { readUncommitted: true }).start([topic]);
   const fatalCodes: string[] = [];
-  let relay: RelayProcess | null = null;
+  const shardSpecs = options.shards ? SHARD_LAYOUTS[options.shardLayout ?? 'correct'](options.shards) : null;
+  // One relay per shard (one in all when not sharded); a kill takes them in turn.
+  const relays: Array<RelayProcess | null> = shardSpecs ? shardSpecs.map(() => null) : [null];
   let consumer: Child | null = null;
   let naiveWriter: Child | null = null;
   try {
@@ -198,7 +212,18 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     await admin.query(
       'create table shipments (id bigserial primary key, order_id bigint not null, event_id text not null, cancelled boolean not null default false)',
     );
-    await createSlot(db.url, slot);
+    if (shardSpecs) {
+      if (options.straddle) throw new Error('straddle kills are not set up for sharded runs');
+      // As `outbox-tail init --shards N` creates them (src/shards/init-shards.ts), but each with its layout's i/N.
+      for (const spec of shardSpecs) {
+        const publication = shardName('outbox_tail', spec.index);
+        await admin.query(`create publication ${publication} for table public.outbox where ${shardPredicate('aggregate_id', spec)} with (publish = 'insert')`);
+        await createSlot(db.url, shardName(slot, spec.index));
+      }
+      if (source === 'messages') await admin.query(`insert into outbox_tail.message_shards (prefix, shards) values ('outbox-tail', $1)`, [options.shards]);
+    } else {
+      await createSlot(db.url, slot);
+    }
     // Only peeked: what the relay's slot is sent, to tell which straddles really had adjacent commits.
     const witness = `${slot}_w`;
     if (options.straddle) await createSlot(db.url, witness);
@@ -215,12 +240,13 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       ...deliveryEnv,
       ...options.relayEnv,
     };
-    const newRelay = () => {
+    const newRelay = (shard = 0) => {
+      const spec = shardSpecs?.[shard];
       const started = startRelay({
         databaseUrl: db.url,
         brokers: options.stack.brokers,
         slot,
-        env: relayEnv,
+        env: spec ? { ...relayEnv, OUTBOX_TAIL_SHARD: formatShard(spec) } : relayEnv,
         ...(options.relayVariant ? { variant: options.relayVariant } : {}),
         ...(options.node ? { node: options.node } : {}),
       });
@@ -236,8 +262,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       consumerMode === 'none' ? null : spawnTs('test/crash/consumer-process.ts', [consumerMode], consumerEnv, undefined, options.node);
 
     if (writerMode === 'outbox') {
-      relay = newRelay();
-      await relay.waitForLog(isStreaming);
+      for (let i = 0; i < relays.length; i++) relays[i] = newRelay(i);
+      await Promise.all(relays.map((r) => r!.waitForLog(isStreaming)));
     }
     consumer = newConsumer();
 
@@ -249,14 +275,14 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       const orders = await count('select count(*) as n from orders');
       const outbox = await countEvents();
       const shipments = await count('select count(*) as n from shipments');
-      const [lag] = (
+      const lags = (
         await admin.query<{ lag: string | null }>(
-          'select pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = $1',
-          [slot],
+          'select pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = any($1) order by slot_name',
+          [shardSpecs ? shardSpecs.map((s) => shardName(slot, s.index)) : [slot]],
         )
       ).rows;
       log(
-        `kill #${k}${what}: orders=${orders} outbox=${outbox} kafka_records=${collector.records.length} distinct_ids=${collector.distinctIds().size} confirmed_lag_bytes=${lag?.lag ?? '-'} shipments=${shipments}`,
+        `kill #${k}${what}: orders=${orders} outbox=${outbox} kafka_records=${collector.records.length} distinct_ids=${collector.distinctIds().size} confirmed_lag_bytes=${lags.map((l) => l.lag ?? '-').join(',') || '-'} shipments=${shipments}`,
       );
     };
 
@@ -276,7 +302,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       const savepointRollback = source === 'messages' && id % rollbackEvery === 3;
       await createOrder(client, id, { via, savepointRollback });
       if (savepointRollback) savepointRollbacks++;
-      if (id % cancelEvery === 0) await cancelOrder(client, id, { via });
+      if (id % cancelEvery === 0) await cancelOrder(client, id, { via, ...(options.shards ? { shards: options.shards } : {}) });
       if (id % rollbackEvery === 0) {
         // A transaction the application rolls back: its outbox row must never reach Kafka.
         await client.query('begin');
@@ -284,7 +310,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         await writeOutboxEvent(
           client,
           { aggregateType: 'order', aggregateId: String(10_000_000 + id), eventType: 'OrderCreated', payload: { orderId: 10_000_000 + id } },
-          { via },
+          { via, ...(options.shards ? { shards: options.shards } : {}) },
         );
         await client.query('rollback');
         rolledBack++;
@@ -343,7 +369,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       if (options.straddle && straddles.adjacent >= options.kills) break;
       // Kill 0.3-0.7 s into the relay's streaming (a restart itself takes about a second
       // under load: counting from the spawn, most kills would hit a relay still starting).
-      if (writerMode === 'outbox') await streamingOrExit(relay!);
+      const victim = (k - 1) % relays.length;
+      if (writerMode === 'outbox') await streamingOrExit(relays[victim]!);
       await sleep(300 + random() * 400);
       if (writerMode === 'naive') {
         // Targeted kill point: right after a COMMIT, before its send.
@@ -380,7 +407,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         await collector.waitUntil((c) => c.records.some((r) => r.key === String(t1Id)), 20_000, `straddle T1 ${t1Id}`);
         const t1Commit = Lsn.parse(collector.records.find((r) => r.key === String(t1Id))!.headers.commit_lsn!);
         await waitForConfirmed(db.url, slot, Lsn.of(t1Commit + 1n), 20_000);
-        await relay!.kill('SIGKILL');
+        await relays[0]!.kill('SIGKILL');
         await t2.query('commit');
         await t2.end();
         straddles.attempted++;
@@ -397,7 +424,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         gate = null;
         release();
       } else {
-        await relay!.kill('SIGKILL');
+        await relays[victim]!.kill('SIGKILL');
       }
       relayKills++;
       let what = '';
@@ -407,8 +434,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         what = ' (and consumer)';
         consumer = newConsumer();
       }
-      await killLine(k, what);
-      relay = newRelay();
+      await killLine(k, shardSpecs ? `${what} (shard ${formatShard(shardSpecs[victim]!)})` : what);
+      relays[victim] = newRelay(victim);
     }
     await writing;
     if (writerError) throw writerError;
@@ -420,7 +447,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     // The quiet window starts once the last relay streams: a restart under load (a sink thread, four
     // test files beside it) took longer than the window, and the recount then ran before the relay
     // had delivered what the last straddle committed (CI, TC PG 18: the correct relay "lost 1").
-    if (writerMode === 'outbox' && relay) await streamingOrExit(relay);
+    if (writerMode === 'outbox') await Promise.all(relays.map((r) => (r ? streamingOrExit(r) : undefined)));
     const committedEvents = await countEvents();
     const createdEvents = await countEvents('OrderCreated');
     const deadline = Date.now() + 120_000;
@@ -444,7 +471,20 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       if ((complete && Date.now() - lastChange > 500) || Date.now() - lastChange > quietLimit || Date.now() > deadline) break;
       await sleep(200);
     }
-    await relay?.kill('SIGTERM');
+    // Every shard's slot confirmed to the end of the WAL written so far: the shards whose relays saw none of the last
+    // transactions confirm them through keepalives (docs/architecture.md#lsn-rules, rule 5).
+    let slotsConfirmed = false;
+    if (shardSpecs && writerMode === 'outbox') {
+      const [{ lsn }] = (await admin.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows as [{ lsn: string }];
+      slotsConfirmed = await Promise.all(shardSpecs.map((s) => waitForConfirmed(db.url, shardName(slot, s.index), Lsn.parse(lsn), 30_000))).then(
+        () => true,
+        (error: unknown) => {
+          log(`not every shard's slot was confirmed to the end: ${(error as Error).message}`);
+          return false;
+        },
+      );
+    }
+    await Promise.all(relays.map((r) => r?.kill('SIGTERM')));
     await killChild(consumer, 'SIGTERM');
     // The read_uncommitted view: no record count may still be moving once the relay stopped.
     await sleep(1_000);
@@ -502,6 +542,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       read_uncommitted: { records: uncommitted.records.length, aborted },
       relay_fatal_codes: fatalCodes,
       node: options.node ? execFileSync(options.node, ['--version'], { encoding: 'utf8' }).trim() : process.version,
+      shards: shardSpecs ? { relays: shardSpecs.map(formatShard), slots_confirmed_to_end: slotsConfirmed } : null,
       straddles,
       seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
       passed: false,
@@ -512,11 +553,12 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       phantoms === 0 &&
       orderViolations === 0 &&
       [result.outbox, result.distinct_ids, result.shipments, result.processed].every((n) => n === result.orders) &&
-      [c.outbox, c.distinct_ids, c.processed, c.shipments].every((n) => n === c.orders);
+      [c.outbox, c.distinct_ids, c.processed, c.shipments].every((n) => n === c.orders) &&
+      (result.shards === null || result.shards.slots_confirmed_to_end);
     void naiveCommitted;
     return result;
   } finally {
-    await relay?.kill('SIGKILL');
+    await Promise.all(relays.map((r) => r?.kill('SIGKILL')));
     await killChild(consumer);
     await killChild(naiveWriter);
     await collector.stop();
@@ -551,6 +593,12 @@ export function formatResult(r: CrashResult): string {
     ['relay fatal errors', r.relay_fatal_codes.join(', ') || 'none'],
     ...(r.straddles.attempted > 0
       ? ([['straddles: attempted / with adjacent commits', `${r.straddles.attempted} / ${r.straddles.adjacent}`]] as [string, string][])
+      : []),
+    ...(r.shards
+      ? ([
+          ['shards (one relay each)', r.shards.relays.join(', ')],
+          ["every shard's slot confirmed to the end", r.shards.slots_confirmed_to_end ? 'yes' : 'NO'],
+        ] as [string, string][])
       : []),
     ['relay kills / consumer kills', `${r.relay_kills} / ${r.consumer_kills}`],
     ['node (relay and consumer)', r.node],

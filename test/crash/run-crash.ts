@@ -1,5 +1,5 @@
 /**
- * `npm run crash -- [--orders 500] [--kills 5] [--consumer-kills 3] [--seed N] [--delivery exactly-once] [--source messages] [--relay-node 24,/usr/bin/node] [--json]`
+ * `npm run crash -- [--orders 500] [--kills 5] [--consumer-kills 3] [--seed N] [--delivery exactly-once] [--source messages] [--shards N] [--relay-node 24,/usr/bin/node] [--json]`
  * Runs the crash test on the local stack (or OUTBOX_TAIL_STACK=external servers).
  * Without --json: a line per kill and the final table. With --json the last
  * line of stdout is one JSON object. Exit 0 iff the recount holds.
@@ -22,13 +22,15 @@ const argv = await yargs(hideBin(process.argv))
   .option('delivery', { choices: ['at-least-once', 'exactly-once'] as const, default: 'at-least-once' as const })
   // messages: the order app writes its events with outbox_tail.emit() and writeOutboxEvent via message; the relay runs --source messages.
   .option('source', { choices: ['table', 'messages'] as const, default: 'table' as const })
+  // N > 0: a sharded outbox, one relay per shard (--shard i/N), the kills going round the shards (docs/sharding.md).
+  .option('shards', { type: 'number', default: 0 })
   .option('relay-node', { type: 'string', describe: 'node binaries for the relay and the consumer, comma separated: pinned majors (24, 22) or paths' })
   .strict()
   .parseAsync();
 
 const human = (line: string) => (argv.json ? process.stderr : process.stdout).write(`${line}\n`);
 human(
-  `crash test (${argv.delivery}, source ${argv.source}): ${argv.orders} orders, ${argv.kills} relay kills, ${argv['consumer-kills']} consumer kills, seed ${argv.seed}`,
+  `crash test (${argv.delivery}, source ${argv.source}${argv.shards > 0 ? `, ${argv.shards} shards` : ''}): ${argv.orders} orders, ${argv.kills} relay kills, ${argv['consumer-kills']} consumer kills, seed ${argv.seed}`,
 );
 const stack = await startStack({ log: (l) => process.stderr.write(`  ${l}\n`) });
 let code: number;
@@ -45,6 +47,7 @@ try {
       seed: argv.seed,
       delivery: argv.delivery,
       source: argv.source,
+      ...(argv.shards > 0 ? { shards: argv.shards } : {}),
       log: human,
       ...(node ? { node } : {}),
     });
