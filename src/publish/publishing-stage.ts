@@ -50,7 +50,7 @@ export interface PublishCounters {
 }
 
 export interface PublishingStageOptions {
-  sink: Pick<Sink, 'send'>;
+  sink: Pick<Sink, 'send' | 'maxInFlightRequests'>;
   builder: RecordBuilder;
   limits: BatchLimits & InFlightLimits;
   policies: BadRowPolicies;
@@ -94,7 +94,8 @@ const isTooLarge = (error: unknown) => OutboxTailError.is(error) && error.code =
 /**
  * The pipeline's publishing stage: a queue between the assembler and the
  * sink. Items are queued as they are decoded; the stage sends them in
- * batches, one request at a time (order), applies --on-malformed and
+ * batches, up to the sink's maxInFlightRequests at a time (order kept by the
+ * sink), applies --on-malformed and
  * --on-oversize, pauses its input while too much is unacknowledged, and
  * tells the ack tracker about every record Kafka acknowledged.
  */
@@ -122,6 +123,9 @@ export class PublishingStage {
   /** When the open Kafka transaction got its first records. */
   private openedAt = 0;
   private skipped = 0;
+  /** At least once: batches sent and not yet acknowledged, oldest first; they are the first `sentAhead` queue entries. */
+  private pipeline: { readonly count: number; readonly acked: Promise<void> }[] = [];
+  private sentAhead = 0;
 
   constructor(private readonly options: PublishingStageOptions) {}
 
@@ -162,36 +166,68 @@ export class PublishingStage {
     this.wake?.();
   }
 
-  /** Publishes until drain() was asked and the queue is empty; rejects on a sink failure or a bad row it halts on. */
+  /**
+   * Publishes until drain() was asked and the queue is empty; rejects on a sink failure or a bad row it halts on.
+   * Up to the sink's maxInFlightRequests batches are sent before the oldest is acknowledged
+   * (docs/architecture.md#pipelined-produce-chain); entries leave the queue, and reach the ack tracker, only when
+   * their batch and every earlier one were acknowledged, in queue order.
+   */
   async run(): Promise<void> {
     if (this.options.exactlyOnce) return this.runTransactional(this.options.exactlyOnce);
-    const { limits, sink, logger, counters } = this.options;
+    const { limits, sink, logger } = this.options;
+    const depth = Math.max(1, sink.maxInFlightRequests ?? 1);
     while (!this.aborted) {
-      if (this.queue.length === 0) {
+      const unsent = this.queue.length - this.sentAhead;
+      if (this.pipeline.length > 0 && (this.pipeline.length >= depth || unsent === 0 || this.queue.peek(this.sentAhead)!.record === null)) {
+        await this.settleOldest();
+        continue;
+      }
+      if (unsent === 0) {
         if (this.draining) return;
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = null;
         continue;
       }
-      if (shouldWaitForFullerBatch(this.queue.length, this.draining, limits)) {
+      if (this.pipeline.length === 0 && shouldWaitForFullerBatch(unsent, this.draining, limits)) {
         await new Promise((resolve) => setTimeout(resolve, limits.batchMaxWaitMs));
       }
-      const head = this.queue.peek()!;
+      const head = this.queue.peek(this.sentAhead)!;
       if (head.record === null) await this.halt(malformedRowError(head.malformed!));
-      const count = nextBatchSize(this.queue, limits);
+      const offset = this.sentAhead;
+      const count = nextBatchSize({ length: this.queue.length - offset, peek: (i) => this.queue.peek(offset + i) }, limits);
       const records: SinkRecord[] = new Array(count);
-      for (let i = 0; i < count; i++) records[i] = this.queue.peek(i)!.record!;
-      logger.debug({ event: 'batch', records: count }, 'publishing batch');
-      try {
-        await sink.send(records);
-      } catch (error) {
-        if (!isTooLarge(error)) throw error;
-        await this.publishOneByOne(count);
-        continue;
-      }
-      this.acknowledge(count);
-      counters.batches++;
+      for (let i = 0; i < count; i++) records[i] = this.queue.peek(offset + i)!.record!;
+      logger.debug({ event: 'batch', records: count, inFlight: this.pipeline.length }, 'publishing batch');
+      const acked = sink.send(records);
+      // Awaited by settleOldest() in order; a rejection behind an earlier one is never unhandled.
+      acked.catch(() => undefined);
+      this.pipeline.push({ count, acked });
+      this.sentAhead += count;
     }
+  }
+
+  /**
+   * Waits for the oldest batch in flight and acknowledges it. A batch Kafka
+   * refuses as too large: the batches behind it are waited for and sent again
+   * (the sink writes none of a partition's records behind a refused request),
+   * and its records go one by one under --on-oversize.
+   */
+  private async settleOldest(): Promise<void> {
+    const oldest = this.pipeline[0]!;
+    try {
+      await oldest.acked;
+    } catch (error) {
+      if (!isTooLarge(error)) throw error;
+      await Promise.allSettled(this.pipeline.map((batch) => batch.acked));
+      this.pipeline = [];
+      this.sentAhead = 0;
+      await this.publishOneByOne(oldest.count);
+      return;
+    }
+    this.pipeline.shift();
+    this.sentAhead -= oldest.count;
+    this.acknowledge(oldest.count);
+    this.options.counters.batches++;
   }
 
   /**
