@@ -211,6 +211,35 @@ describe('PublishingStage, exactly-once: a sealed Kafka transaction counts only 
     expect(b.counters).toMatchObject({ recordsPublished: 3, kafkaTransactions: 2, kafkaTransactionsPgTransactions: 3 });
   });
 
+  it('keeps sending queued records into the open Kafka transaction while the previous EndTxn is pending, and seals it only after', async () => {
+    const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 2 } });
+    const [t1, t2, t3, t4] = [txn(), txn(), txn(), txn()];
+    b.push(t1, event(t1, 'a'));
+    const running = b.stage.run();
+    await tick();
+    b.push(t2, event(t2, 'b'));
+    b.push(t3, event(t3, 'c'));
+    b.push(t4, event(t4, 'd'));
+    await tick();
+    // Less than a full batch behind [b, c]: without the pending EndTxn it would have been sealed with them at once.
+    expect(b.sent).toEqual([['a'], ['b', 'c']]);
+    expect(b.commits).toHaveLength(1);
+    expect(b.checkpointer.safeLsn).toBe(0n);
+    b.endTxns[0]!.resolve();
+    await tick();
+    expect(b.commits).toEqual([
+      { lsn: t1.endLsn, afterBatches: 1 },
+      { lsn: t4.endLsn, afterBatches: 3 },
+    ]);
+    expect(b.checkpointer.safeLsn).toBe(t1.endLsn);
+    b.stage.drain();
+    await tick();
+    b.endTxns[1]!.resolve();
+    await running;
+    expect(b.checkpointer.safeLsn).toBe(t4.endLsn);
+    expect(b.counters).toMatchObject({ recordsPublished: 4, kafkaTransactions: 2 });
+  });
+
   it('fails on a failed EndTxn without acknowledging that Kafka transaction or sealing the next one', async () => {
     const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 1 } });
     const [t1, t2, t3] = [txn(), txn(), txn()];
