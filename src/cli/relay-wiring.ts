@@ -120,6 +120,7 @@ function sinkSettings(config: RunConfig): SinkSettings {
     connectTimeoutMs: config.connectTimeoutMs,
     kafkaRequestTimeoutMs: config.kafkaRequestTimeoutMs,
     allowAutoTopicCreation: config.allowAutoTopicCreation,
+    maxInFlightRequests: config.maxInFlightRequests,
     kafkaSsl: config.kafkaSsl,
     kafkaSslCa: config.kafkaSslCa,
     kafkaSslCert: config.kafkaSslCert,

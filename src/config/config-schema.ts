@@ -217,6 +217,14 @@ export const configSchema = z
       group: 'Kafka connection',
       description: 'Kafka client library of the producer: kafkajs, or @platformatic/kafka (less CPU per record; at-least-once only)',
     }),
+    // Kafka keeps a partition's order with up to 5 requests in flight per connection, for an idempotent producer
+    // whose sequence numbers the client never rewrites while requests are in flight: @platformatic/kafka with the
+    // producer id pinned per session does that, kafkajs does not (docs/architecture.md#pipelined-produce-chain).
+    maxInFlightRequests: int(1).max(5).default(1).meta({
+      group: 'Kafka connection',
+      description:
+        'Produce requests in flight per broker connection, order kept by the idempotent producer (above 1: --kafka-client platformatic, at-least-once, --sink-thread main)',
+    }),
     sinkThread: z.enum(['main', 'worker']).default('main').meta({
       group: 'Kafka connection',
       description: 'Where the Kafka client runs: main (one thread), or worker (a worker thread: a second core for Kafka encoding and I/O)',
@@ -302,6 +310,15 @@ export const configSchema = z
     if (c.delivery === 'exactly-once' && c.kafkaClient !== 'kafkajs') {
       // @platformatic/kafka has transactions too, but its sink has no transactional path and the crash suite has not proven one.
       ctx.addIssue({ code: 'custom', path: ['kafkaClient'], message: 'exactly-once delivery runs on the kafkajs client only (--kafka-client kafkajs)' });
+    }
+    if (c.maxInFlightRequests > 1 && (c.kafkaClient !== 'platformatic' || c.delivery !== 'at-least-once' || c.sinkThread !== 'main')) {
+      // kafkajs serialises an idempotent producer's requests per broker and rolls sequence numbers back on a failure,
+      // which would let a later request land before an earlier one that is retried (docs/architecture.md#pipelined-produce-chain).
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxInFlightRequests'],
+        message: 'more than one produce request in flight needs --kafka-client platformatic, --delivery at-least-once and --sink-thread main',
+      });
     }
     if (c.delivery === 'exactly-once' && c.onSlotLost === 'recover') {
       // The backfill is at least once, and the old watermark would stand behind the new slot (WATERMARK_BEHIND_SLOT).

@@ -9,6 +9,8 @@ export interface KafkaSinkOptions extends KafkaSecurity {
   connectTimeoutMs: number;
   requestTimeoutMs: number;
   allowAutoTopicCreation: boolean;
+  /** Produce requests in flight per broker connection (--max-in-flight-requests); 1 when absent. */
+  maxInFlightRequests?: number;
   logger: Logger;
 }
 
@@ -20,6 +22,7 @@ export interface KafkaConnectionSettings extends KafkaSecuritySettings {
   connectTimeoutMs: number;
   kafkaRequestTimeoutMs: number;
   allowAutoTopicCreation: boolean;
+  maxInFlightRequests?: number;
 }
 
 /** Client options from the connection settings (connection, retries, TLS, SASL). */
@@ -31,6 +34,7 @@ export function kafkaSinkOptions(config: KafkaConnectionSettings, logger: Logger
     connectTimeoutMs: config.connectTimeoutMs,
     requestTimeoutMs: config.kafkaRequestTimeoutMs,
     allowAutoTopicCreation: config.allowAutoTopicCreation,
+    ...(config.maxInFlightRequests !== undefined ? { maxInFlightRequests: config.maxInFlightRequests } : {}),
     logger,
     ...kafkaSecurity(config),
   };

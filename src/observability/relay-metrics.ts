@@ -242,6 +242,8 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
         connect: () => sink.connect(),
         disconnect: () => sink.disconnect(),
         metadata: (topics) => sink.metadata(topics),
+        // The publishing stage keeps this many sends outstanding (the pipelined produce chain).
+        ...(sink.maxInFlightRequests !== undefined ? { maxInFlightRequests: sink.maxInFlightRequests } : {}),
         async send(records: readonly SinkRecord[]): Promise<void> {
           await timed(sendSeconds, process.hrtime.bigint(), sink.send(records));
           observeBatch(records);

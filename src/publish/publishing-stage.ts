@@ -50,7 +50,7 @@ export interface PublishCounters {
 }
 
 export interface PublishingStageOptions {
-  sink: Pick<Sink, 'send'>;
+  sink: Pick<Sink, 'send' | 'maxInFlightRequests'>;
   builder: RecordBuilder;
   limits: BatchLimits & InFlightLimits;
   policies: BadRowPolicies;
@@ -94,7 +94,8 @@ const isTooLarge = (error: unknown) => OutboxTailError.is(error) && error.code =
 /**
  * The pipeline's publishing stage: a queue between the assembler and the
  * sink. Items are queued as they are decoded; the stage sends them in
- * batches, one request at a time (order), applies --on-malformed and
+ * batches, up to the sink's maxInFlightRequests at a time (order kept by the
+ * sink), applies --on-malformed and
  * --on-oversize, pauses its input while too much is unacknowledged, and
  * tells the ack tracker about every record Kafka acknowledged.
  */
@@ -118,10 +119,15 @@ export class PublishingStage {
    * one: the next seal waits for it.
    */
   private sealed: Promise<void> | null = null;
+  /** The sealed Kafka transaction's EndTxn has not settled yet (known without awaiting it). */
+  private sealedPending = false;
   private commitFailure: unknown = null;
   /** When the open Kafka transaction got its first records. */
   private openedAt = 0;
   private skipped = 0;
+  /** At least once: batches sent and not yet acknowledged, oldest first; they are the first `sentAhead` queue entries. */
+  private pipeline: { readonly count: number; readonly acked: Promise<void> }[] = [];
+  private sentAhead = 0;
 
   constructor(private readonly options: PublishingStageOptions) {}
 
@@ -162,36 +168,68 @@ export class PublishingStage {
     this.wake?.();
   }
 
-  /** Publishes until drain() was asked and the queue is empty; rejects on a sink failure or a bad row it halts on. */
+  /**
+   * Publishes until drain() was asked and the queue is empty; rejects on a sink failure or a bad row it halts on.
+   * Up to the sink's maxInFlightRequests batches are sent before the oldest is acknowledged
+   * (docs/architecture.md#pipelined-produce-chain); entries leave the queue, and reach the ack tracker, only when
+   * their batch and every earlier one were acknowledged, in queue order.
+   */
   async run(): Promise<void> {
     if (this.options.exactlyOnce) return this.runTransactional(this.options.exactlyOnce);
-    const { limits, sink, logger, counters } = this.options;
+    const { limits, sink, logger } = this.options;
+    const depth = Math.max(1, sink.maxInFlightRequests ?? 1);
     while (!this.aborted) {
-      if (this.queue.length === 0) {
+      const unsent = this.queue.length - this.sentAhead;
+      if (this.pipeline.length > 0 && (this.pipeline.length >= depth || unsent === 0 || this.queue.peek(this.sentAhead)!.record === null)) {
+        await this.settleOldest();
+        continue;
+      }
+      if (unsent === 0) {
         if (this.draining) return;
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = null;
         continue;
       }
-      if (shouldWaitForFullerBatch(this.queue.length, this.draining, limits)) {
+      if (this.pipeline.length === 0 && shouldWaitForFullerBatch(unsent, this.draining, limits)) {
         await new Promise((resolve) => setTimeout(resolve, limits.batchMaxWaitMs));
       }
-      const head = this.queue.peek()!;
+      const head = this.queue.peek(this.sentAhead)!;
       if (head.record === null) await this.halt(malformedRowError(head.malformed!));
-      const count = nextBatchSize(this.queue, limits);
+      const offset = this.sentAhead;
+      const count = nextBatchSize({ length: this.queue.length - offset, peek: (i) => this.queue.peek(offset + i) }, limits);
       const records: SinkRecord[] = new Array(count);
-      for (let i = 0; i < count; i++) records[i] = this.queue.peek(i)!.record!;
-      logger.debug({ event: 'batch', records: count }, 'publishing batch');
-      try {
-        await sink.send(records);
-      } catch (error) {
-        if (!isTooLarge(error)) throw error;
-        await this.publishOneByOne(count);
-        continue;
-      }
-      this.acknowledge(count);
-      counters.batches++;
+      for (let i = 0; i < count; i++) records[i] = this.queue.peek(offset + i)!.record!;
+      logger.debug({ event: 'batch', records: count, inFlight: this.pipeline.length }, 'publishing batch');
+      const acked = sink.send(records);
+      // Awaited by settleOldest() in order; a rejection behind an earlier one is never unhandled.
+      acked.catch(() => undefined);
+      this.pipeline.push({ count, acked });
+      this.sentAhead += count;
     }
+  }
+
+  /**
+   * Waits for the oldest batch in flight and acknowledges it. A batch Kafka
+   * refuses as too large: the batches behind it are waited for and sent again
+   * (the sink writes none of a partition's records behind a refused request),
+   * and its records go one by one under --on-oversize.
+   */
+  private async settleOldest(): Promise<void> {
+    const oldest = this.pipeline[0]!;
+    try {
+      await oldest.acked;
+    } catch (error) {
+      if (!isTooLarge(error)) throw error;
+      await Promise.allSettled(this.pipeline.map((batch) => batch.acked));
+      this.pipeline = [];
+      this.sentAhead = 0;
+      await this.publishOneByOne(oldest.count);
+      return;
+    }
+    this.pipeline.shift();
+    this.sentAhead -= oldest.count;
+    this.acknowledge(oldest.count);
+    this.options.counters.batches++;
   }
 
   /**
@@ -243,7 +281,9 @@ export class PublishingStage {
       const last = this.queue.peek(count - 1)!.txn;
       const remaining = { messages: this.queue.length - count, bytes: this.queuedBytes - bytes };
       const age = this.uncommittedCount === 0 ? 0 : Date.now() - this.openedAt;
-      const commitWith = endsTransaction(last, this.queue.peek(count)) && (this.draining || !keepKafkaTransactionOpen(remaining, age, limits));
+      const commitWith =
+        endsTransaction(last, this.queue.peek(count)) &&
+        (this.draining || (!keepKafkaTransactionOpen(remaining, age, limits) && !this.sendWhileSealing(remaining.messages)));
       logger.debug({ event: 'batch', records: count, commit: commitWith }, 'publishing batch in a Kafka transaction');
       let sealed: Sealed | null = null;
       try {
@@ -294,6 +334,7 @@ export class PublishingStage {
     if (!last || !endsTransaction(last, this.queue.peek())) return false;
     // A backlog: the same Kafka transaction takes the next batch too (commits once per several batches).
     if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits)) return false;
+    if (!now && !this.draining && this.sendWhileSealing(this.queue.length)) return false;
     await this.settle();
     this.untilCommitted(last, await eo.sink.seal(this.watermarkOf(last, this.uncommittedCount)));
     return true;
@@ -309,9 +350,14 @@ export class PublishingStage {
     this.uncommitted = [];
     this.uncommittedCount = 0;
     this.lastSent = null;
+    this.sealedPending = true;
     const settled = sealed.committed.then(
-      () => this.afterCommit(last, runs),
+      () => {
+        this.sealedPending = false;
+        this.afterCommit(last, runs);
+      },
       (error: unknown) => {
+        this.sealedPending = false;
         this.commitFailure ??= error;
         this.wake?.();
         throw error;
@@ -320,6 +366,17 @@ export class PublishingStage {
     // Awaited by settle() or reported through commitFailure: never an unhandled rejection.
     settled.catch(() => undefined);
     this.sealed = settled;
+  }
+
+  /**
+   * While the previous Kafka transaction's EndTxn is pending, the open one keeps
+   * taking the queued records instead of waiting to be sealed: it could not be
+   * sealed before that EndTxn succeeded anyway (one transaction in doubt at
+   * most), and sending meanwhile is what keeps a catch-up going while the
+   * coordinator writes its transaction log (EndTxn took 2-200 ms in the bench).
+   */
+  private sendWhileSealing(queued: number): boolean {
+    return this.sealedPending && queued > 0;
   }
 
   /** Waits until the sealed Kafka transaction, if any, committed and its records are acknowledged; rejects if it failed. */

@@ -19,6 +19,13 @@ export interface ClusterMetadata {
 export interface Sink {
   connect(): Promise<void>;
   send(records: readonly SinkRecord[]): Promise<void>;
+  /**
+   * How many send() calls may be outstanding at once (1 when absent). Above 1
+   * the sink guarantees, per topic-partition, that a later send's records are
+   * never written unless every earlier send's records are, and that after a
+   * rejected send every later one rejects too (docs/architecture.md#pipelined-produce-chain).
+   */
+  readonly maxInFlightRequests?: number;
   disconnect(): Promise<void>;
   /**
    * Asks the brokers for metadata on a short-lived connection of its own

@@ -71,6 +71,8 @@ export type RelayVariant =
   | 'same-epoch-after-error'
   | 'publish-non-transactional'
   | 'recover-without-backfill'
+  // broken-pipeline.ts's:
+  | 'pipeline-resend-behind'
   // broken-zoo.ts's (the regression zoo):
   | 'skip-same-lsn-after-restart'
   | 'skip-change-at-resume-lsn'

@@ -59,6 +59,8 @@ export function startRelay(options: StartRelayOptions): RelayProcess {
     ...(process.env.OUTBOX_TAIL_KAFKA_CLIENT ? { OUTBOX_TAIL_KAFKA_CLIENT: process.env.OUTBOX_TAIL_KAFKA_CLIENT } : {}),
     // ... and with the Kafka client on its worker thread: OUTBOX_TAIL_SINK_THREAD=worker npx vitest ...
     ...(process.env.OUTBOX_TAIL_SINK_THREAD ? { OUTBOX_TAIL_SINK_THREAD: process.env.OUTBOX_TAIL_SINK_THREAD } : {}),
+    // ... and with the produce chain pipelined: OUTBOX_TAIL_KAFKA_CLIENT=platformatic OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS=5 npx vitest ...
+    ...(process.env.OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS ? { OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS: process.env.OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS } : {}),
     ...options.env,
   };
   const [command, args] = options.variant

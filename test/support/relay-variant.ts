@@ -4,7 +4,8 @@
  * OUTBOX_TAIL_* env vars exactly like bin/outbox-tail.js. A variant is a
  * checkpointer (broken-checkpointers.ts), a restart filter (broken-resume-filter.ts), an
  * exactly-once part (broken-exactly-once.ts), a message mapping (broken-message-mapper.ts), a
- * slot recovery (broken-recovery.ts) or a regression-zoo bug (broken-zoo.ts).
+ * slot recovery (broken-recovery.ts), a pipelined produce chain (broken-pipeline.ts) or a
+ * regression-zoo bug (broken-zoo.ts).
  */
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { toRunConfig } from '../../src/config/run-config.js';
@@ -14,6 +15,7 @@ import { installResumeFilter } from './broken-resume-filter.js';
 import { EXACTLY_ONCE_VARIANTS } from './broken-exactly-once.js';
 import { MESSAGE_VARIANTS } from './broken-message-mapper.js';
 import { RECOVERY_VARIANTS } from './broken-recovery.js';
+import { PIPELINE_VARIANTS } from './broken-pipeline.js';
 import { ZOO_VARIANTS, zooExtras } from './broken-zoo.js';
 
 const variant = process.argv[2] ?? '';
@@ -21,10 +23,12 @@ const config = toRunConfig(resolveConfig({ env: process.env }));
 const base = variant in VARIANTS ? VARIANTS[variant as keyof typeof VARIANTS] : undefined;
 const extras =
   (await zooExtras(variant, base, { databaseUrl: config.databaseUrl!, slot: config.slot })) ??
-  (base ? { checkpointerFactory: base } : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant] ?? RECOVERY_VARIANTS[variant]));
+  (base
+    ? { checkpointerFactory: base }
+    : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant] ?? RECOVERY_VARIANTS[variant] ?? PIPELINE_VARIANTS[variant]));
 if (!extras) {
   process.stderr.write(
-    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS), ...Object.keys(RECOVERY_VARIANTS), ...ZOO_VARIANTS].join(', ')}\n`,
+    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS), ...Object.keys(RECOVERY_VARIANTS), ...Object.keys(PIPELINE_VARIANTS), ...ZOO_VARIANTS].join(', ')}\n`,
   );
   process.exit(2);
 }

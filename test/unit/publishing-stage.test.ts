@@ -211,6 +211,35 @@ describe('PublishingStage, exactly-once: a sealed Kafka transaction counts only 
     expect(b.counters).toMatchObject({ recordsPublished: 3, kafkaTransactions: 2, kafkaTransactionsPgTransactions: 3 });
   });
 
+  it('keeps sending queued records into the open Kafka transaction while the previous EndTxn is pending, and seals it only after', async () => {
+    const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 2 } });
+    const [t1, t2, t3, t4] = [txn(), txn(), txn(), txn()];
+    b.push(t1, event(t1, 'a'));
+    const running = b.stage.run();
+    await tick();
+    b.push(t2, event(t2, 'b'));
+    b.push(t3, event(t3, 'c'));
+    b.push(t4, event(t4, 'd'));
+    await tick();
+    // Less than a full batch behind [b, c]: without the pending EndTxn it would have been sealed with them at once.
+    expect(b.sent).toEqual([['a'], ['b', 'c']]);
+    expect(b.commits).toHaveLength(1);
+    expect(b.checkpointer.safeLsn).toBe(0n);
+    b.endTxns[0]!.resolve();
+    await tick();
+    expect(b.commits).toEqual([
+      { lsn: t1.endLsn, afterBatches: 1 },
+      { lsn: t4.endLsn, afterBatches: 3 },
+    ]);
+    expect(b.checkpointer.safeLsn).toBe(t1.endLsn);
+    b.stage.drain();
+    await tick();
+    b.endTxns[1]!.resolve();
+    await running;
+    expect(b.checkpointer.safeLsn).toBe(t4.endLsn);
+    expect(b.counters).toMatchObject({ recordsPublished: 4, kafkaTransactions: 2 });
+  });
+
   it('fails on a failed EndTxn without acknowledging that Kafka transaction or sealing the next one', async () => {
     const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 1 } });
     const [t1, t2, t3] = [txn(), txn(), txn()];
@@ -349,5 +378,114 @@ describe('PublishingStage', () => {
     const t = txn();
     b.push(t, event(t, 'a'));
     expect(b.sent).toEqual([]);
+  });
+});
+
+describe('PublishingStage, pipelined: several batches in flight, acknowledged in queue order', () => {
+  /** A stage over a sink whose sends stay pending until the test settles them. */
+  function pipelinedBed(depth: number, batchMaxMessages = 1) {
+    const pending: Array<{ ids: string[]; resolve: () => void; reject: (error: Error) => void }> = [];
+    const checkpointer = new Checkpointer();
+    const counters: PublishCounters = {
+      eventsReceived: 0,
+      recordsPublished: 0,
+      deadLettered: 0,
+      batches: 0,
+      kafkaTransactions: 0,
+      kafkaTransactionsPgTransactions: 0,
+      onPublished: null,
+    };
+    const stage = new PublishingStage({
+      sink: {
+        maxInFlightRequests: depth,
+        send: (records) => new Promise<void>((resolve, reject) => pending.push({ ids: records.map((r) => r.headers.id ?? r.key), resolve, reject })),
+      },
+      builder: new RecordBuilder('outbox.event.{aggregate_type}'),
+      limits: { batchMaxMessages, batchMaxBytes: 1_000_000, batchMaxWaitMs: 0, maxInFlightMessages: 1000, maxInFlightBytes: 1 << 24 },
+      policies: badRowPolicies({ onOversize: 'fail', onMalformed: 'fail' }),
+      flow: { pause() {}, resume() {}, isPaused: false },
+      acks: checkpointer,
+      confirm: async () => undefined,
+      counters,
+      logger: pino({ level: 'silent' }),
+    });
+    const ts = Array.from({ length: 5 }, () => txn());
+    for (const [i, t] of ts.entries()) {
+      checkpointer.begin(t);
+      stage.enqueue(event(t, `e${i}`));
+      t.endLsn = Lsn.of(t.commitLsn + 10n);
+      checkpointer.committed(t);
+    }
+    return { stage, pending, checkpointer, counters, ts };
+  }
+
+  it('keeps up to maxInFlightRequests batches outstanding, and moves the frontier only over batches acknowledged with every earlier one', async () => {
+    const b = pipelinedBed(3);
+    const running = b.stage.run();
+    await tick();
+    expect(b.pending.map((p) => p.ids)).toEqual([['e0'], ['e1'], ['e2']]);
+    // Kafka answers the later two first: nothing may be confirmed while the first is unacknowledged.
+    b.pending[1]!.resolve();
+    b.pending[2]!.resolve();
+    await tick();
+    expect(b.checkpointer.safeLsn).toBe(0n);
+    expect(b.counters.recordsPublished).toBe(0);
+    expect(b.pending).toHaveLength(3);
+    b.pending[0]!.resolve();
+    await tick();
+    expect(b.checkpointer.safeLsn).toBe(b.ts[2]!.endLsn);
+    expect(b.pending.map((p) => p.ids)).toEqual([['e0'], ['e1'], ['e2'], ['e3'], ['e4']]);
+    b.pending[3]!.resolve();
+    b.pending[4]!.resolve();
+    b.stage.drain();
+    await running;
+    expect(b.checkpointer.safeLsn).toBe(b.ts[4]!.endLsn);
+    expect(b.counters).toMatchObject({ recordsPublished: 5, batches: 5 });
+  });
+
+  it('fails on a refused batch without acknowledging the batches behind it, even those Kafka acknowledged', async () => {
+    const b = pipelinedBed(3);
+    const running = b.stage.run();
+    await tick();
+    b.pending[1]!.resolve();
+    b.pending[0]!.reject(new OutboxTailError('KAFKA_ERROR', 'NOT_ENOUGH_REPLICAS', { retriable: true }));
+    await expect(running).rejects.toMatchObject({ code: 'KAFKA_ERROR' });
+    expect(b.checkpointer.safeLsn).toBe(0n);
+    expect(b.counters.recordsPublished).toBe(0);
+  });
+
+  it('with maxInFlightRequests 1 (or a sink without it) sends the next batch only after the last was acknowledged', async () => {
+    const b = pipelinedBed(1);
+    const running = b.stage.run();
+    await tick();
+    expect(b.pending).toHaveLength(1);
+    b.pending[0]!.resolve();
+    await tick();
+    expect(b.pending).toHaveLength(2);
+    b.stage.abort();
+    b.pending[1]!.resolve();
+    await running;
+  });
+});
+
+describe('PublishingStage, pipelined: a batch refused as too large', () => {
+  it('waits for the batches behind it, publishes its records one by one under --on-oversize, then sends the rest again', async () => {
+    const b = bed({
+      config: { onOversize: 'dead-letter', deadLetterTopic: 'dlq' },
+      limits: { batchMaxMessages: 2 },
+      refuse: (records) => (records.length > 0 && records.some((r) => r.value.length > 200) && records[0]!.topic !== 'dlq' ? tooLarge() : null),
+    });
+    // The same recording sink, with two requests in flight.
+    const sink = (b.stage as unknown as { options: { sink: { maxInFlightRequests?: number } } }).options.sink;
+    sink.maxInFlightRequests = 2;
+    const t = txn();
+    b.push(t, event(t, 'a'), event(t, 'huge', `"${'x'.repeat(200)}"`), event(t, 'c'), event(t, 'd'));
+    b.stage.drain();
+    await b.stage.run();
+    const flat = b.sent.flat();
+    // Every record reached Kafka, the pointer instead of the huge one, and c and d again after it.
+    expect(flat.lastIndexOf('c')).toBeGreaterThan(flat.indexOf('huge'));
+    expect(b.counters).toMatchObject({ recordsPublished: 3, deadLettered: 1 });
+    expect(b.checkpointer.safeLsn).toBe(t.endLsn);
   });
 });

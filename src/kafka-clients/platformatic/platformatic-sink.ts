@@ -82,28 +82,69 @@ function pltConnection(o: KafkaSinkOptions) {
 }
 
 /**
+ * Pins the idempotent producer's id: the library re-inits it (new id,
+ * sequences from 0) after a failed send and when the broker answers
+ * OUT_OF_ORDER_SEQUENCE_NUMBER or UNKNOWN_PRODUCER_ID, and with requests in
+ * flight that would let a later request be written while an earlier one of
+ * the same partition was not. Refusing it fails that send instead. Returns
+ * the library's own init, which the sink calls when nothing is in flight.
+ */
+function pinProducerId(producer: PltProducer): () => Promise<unknown> {
+  const init = producer.initIdempotentProducer.bind(producer, {});
+  const refuse = (_options: unknown, callback?: (error: Error) => void): Promise<never> | undefined => {
+    const error = new OutboxTailError('KAFKA_ERROR', 'the idempotent producer lost its sequence state with produce requests in flight', { retriable: true });
+    if (!callback) return Promise.reject(error);
+    callback(error);
+    return undefined;
+  };
+  Object.defineProperty(producer, 'initIdempotentProducer', { value: refuse });
+  return () => init();
+}
+
+/**
  * The Sink on @platformatic/kafka, selected with --kafka-client platformatic:
  * the same contract as KafkaSink (idempotent producer, acks=all, resolves
  * only when every record of the batch is acknowledged, the Java-compatible
  * partition for each key), with a leaner record encoder than kafkajs (see
- * docs/performance.md). One send at a time: the relay awaits each batch.
+ * docs/performance.md). With --max-in-flight-requests above 1, several sends
+ * may be outstanding (docs/architecture.md#pipelined-produce-chain): each gets
+ * its sequence numbers when it is handed to the library, in send() order, on
+ * one producer id; the broker writes a partition's batches only in sequence
+ * order, so a later request is never written when an earlier one was not.
  */
 export class PlatformaticKafkaSink implements Sink {
   private producer: PltProducer | null = null;
+  readonly maxInFlightRequests: number;
+  /** Resolves once the latest send was handed to the library (its sequence numbers assigned). */
+  private handedOver: Promise<void> = Promise.resolve();
+  /**
+   * Pipelined: a send failed, so no later one may be handed over while any is
+   * outstanding (it could take sequence numbers the failed one left free);
+   * once none is, the producer id is renewed.
+   */
+  private failed = false;
+  private outstanding = 0;
+  private renewProducerId: (() => Promise<unknown>) | null = null;
 
-  constructor(private readonly options: KafkaSinkOptions) {}
+  constructor(private readonly options: KafkaSinkOptions) {
+    this.maxInFlightRequests = options.maxInFlightRequests ?? 1;
+  }
 
   async connect(): Promise<void> {
     const o = this.options;
     // Loaded on first use: the library compiles its option validators at import
     // time, which costs start-up time and memory in relays that use kafkajs.
     const { Producer, ProduceAcks, stringSerializer } = await import('@platformatic/kafka');
+    const pipelined = this.maxInFlightRequests > 1;
     const producer: PltProducer = new Producer({
       ...pltConnection(o),
       clientId: o.clientId,
       retries: o.retries,
       retryDelay: 200,
-      idempotent: true,
+      // An idempotent producer is built with one request in flight per connection (the library forces it); pipelined,
+      // the connections take maxInflights and every send is idempotent instead (send({ idempotent: true })).
+      idempotent: !pipelined,
+      ...(pipelined ? { maxInflights: this.maxInFlightRequests } : {}),
       acks: ProduceAcks.ALL,
       autocreateTopics: o.allowAutoTopicCreation,
       serializers: { key: (key?: Buffer) => key, value: (value?: Buffer) => value, headerKey: stringSerializer, headerValue: stringSerializer },
@@ -115,6 +156,7 @@ export class PlatformaticKafkaSink implements Sink {
       await closeQuietly(producer);
       throw classifyPlatformaticError(error, 'connecting the Kafka producer (@platformatic/kafka)');
     }
+    if (pipelined) this.renewProducerId = pinProducerId(producer);
     this.producer = producer;
   }
 
@@ -123,24 +165,65 @@ export class PlatformaticKafkaSink implements Sink {
     if (!producer) throw new Error('PlatformaticKafkaSink.send before connect');
     if (records.length === 0) return;
     const topics = [...new Set(records.map((r) => r.topic))];
+    const context = `publishing ${records.length} record(s) to ${topics.join(', ')}`;
+    if (!this.renewProducerId) return this.sendNow(producer, records, topics, context);
+    // Pipelined: hand sends to the library in send() order, so a later send never takes lower sequence numbers.
+    const previous = this.handedOver;
+    let handOver!: () => void;
+    this.handedOver = new Promise((resolve) => (handOver = resolve));
+    this.outstanding++;
     try {
-      // Partitions are chosen here, with Java's default partitioner (kafkajs's
-      // DefaultPartitioner computes the same), so a key keeps its partition
-      // whichever client published it. Metadata is cached by the client
-      // (metadataMaxAge) and fetched on the first record of a new topic.
-      const metadata = await producer.metadata({ topics, autocreateTopics: this.options.allowAutoTopicCreation });
-      const messages = new Array(records.length);
-      for (let i = 0; i < records.length; i++) {
-        const r = records[i]!;
-        const key = Buffer.from(r.key);
-        const count = metadata.topics.get(r.topic)?.partitionsCount;
-        if (!count) throw new OutboxTailError('KAFKA_ERROR', `no partition metadata for topic ${r.topic}`, { retriable: true });
-        messages[i] = { topic: r.topic, key, value: r.value, headers: r.headers, partition: javaPartition(key, count) };
+      let acked: Promise<unknown>;
+      try {
+        await previous;
+        if (this.failed) {
+          if (this.outstanding > 1) throw new OutboxTailError('KAFKA_ERROR', `${context}: an earlier produce request failed`, { retriable: true });
+          await this.renewProducerId();
+          this.failed = false;
+        }
+        ({ acked } = await this.handOver(producer, records, topics));
+      } finally {
+        handOver();
       }
-      await producer.send({ messages });
+      await acked;
     } catch (error) {
-      throw classifyPlatformaticError(error, `publishing ${records.length} record(s) to ${topics.join(', ')}`);
+      this.failed = true;
+      throw classifyPlatformaticError(error, context);
+    } finally {
+      this.outstanding--;
     }
+  }
+
+  private async sendNow(producer: PltProducer, records: readonly SinkRecord[], topics: string[], context: string): Promise<void> {
+    try {
+      const { acked } = await this.handOver(producer, records, topics);
+      await acked;
+    } catch (error) {
+      throw classifyPlatformaticError(error, context);
+    }
+  }
+
+  /**
+   * Partitions the records and calls the library's send. Its sequence numbers
+   * are assigned within that call: the metadata fetched here is cached, so the
+   * library looks it up synchronously.
+   */
+  private async handOver(producer: PltProducer, records: readonly SinkRecord[], topics: string[]): Promise<{ acked: Promise<unknown> }> {
+    // Partitions are chosen here, with Java's default partitioner (kafkajs's
+    // DefaultPartitioner computes the same), so a key keeps its partition
+    // whichever client published it. Metadata is cached by the client
+    // (metadataMaxAge) and fetched on the first record of a new topic.
+    const metadata = await producer.metadata({ topics, autocreateTopics: this.options.allowAutoTopicCreation });
+    const messages = new Array(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      const key = Buffer.from(r.key);
+      const count = metadata.topics.get(r.topic)?.partitionsCount;
+      if (!count) throw new OutboxTailError('KAFKA_ERROR', `no partition metadata for topic ${r.topic}`, { retriable: true });
+      messages[i] = { topic: r.topic, key, value: r.value, headers: r.headers, partition: javaPartition(key, count) };
+    }
+    // Returned in an object: awaiting this function must not await the acknowledgement.
+    return { acked: this.renewProducerId ? producer.send({ messages, idempotent: true }) : producer.send({ messages }) };
   }
 
   async disconnect(): Promise<void> {
