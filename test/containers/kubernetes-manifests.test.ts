@@ -19,6 +19,11 @@
  * host's network (--network host; the metrics port is moved to a free
  * 127.0.0.1 port per role), and the test asks /healthz and /readyz itself.
  *
+ * Negative control: OUTBOX_TAIL_TEST_K8S_BROKEN=standby-own-slot renders the second pod
+ * on a slot of its own (a per-shard copy with the wrong slot, or --create-slot on a
+ * fresh name): it streams instead of waiting, and the test fails at "relay b live and
+ * not ready".
+ *
  * Run: bin/with-engine.sh --images 'relay' npx vitest run --project containers test/containers/kubernetes-manifests.test.ts
  */
 import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -179,6 +184,9 @@ describe(`deploy/kubernetes under podman kube play, image ${relayImage()}`, () =
     const configFor = (role: Role) => {
       const c = structuredClone(configMap);
       c.data.OUTBOX_TAIL_METRICS_LISTEN = `127.0.0.1:${ports[role]}`;
+      if (role === 'b' && process.env.OUTBOX_TAIL_TEST_K8S_BROKEN === 'standby-own-slot') {
+        Object.assign(c.data, { OUTBOX_TAIL_SLOT: `${SLOT}_b`, OUTBOX_TAIL_CREATE_SLOT: 'true' });
+      }
       return c;
     };
     const fileA = write('a', [configFor('a'), render('a')]);
