@@ -16,8 +16,15 @@ import {
 import type { Logger } from 'pino';
 import { packageVersion } from '../admin/package-version.js';
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import type { RelayTracing } from './relay-tracing.js';
+import type { SinkFactory } from '../sink-factory/create-sink.js';
 import { traceSink } from './tracing-sink.js';
+
+export interface RelayTracing {
+  /** Sinks whose records with a traceparent get a producer span each. */
+  wrapSinkFactory(inner: SinkFactory): SinkFactory;
+  /** Exports what is queued, for at most `timeoutMs`: an unreachable collector never holds the exit. */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
 
 /**
  * The relay's tracer provider: loaded only when tracing is on (relay-tracing.ts).

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { SinkFactory } from '../sink-factory/create-sink.js';
+import type { RelayTracing } from './relay-tracer-provider.js';
 
 /**
  * The relay's OpenTelemetry tracing, off unless the standard OTEL_* variables
@@ -15,13 +15,6 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
   if (exporters.includes('none')) return false;
   if (exporters.some((e) => e !== '')) return true;
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
-}
-
-export interface RelayTracing {
-  /** Sinks whose records with a traceparent get a producer span each. */
-  wrapSinkFactory(inner: SinkFactory): SinkFactory;
-  /** Exports what is queued, for at most `timeoutMs`: an unreachable collector never holds the exit. */
-  shutdown(timeoutMs?: number): Promise<void>;
 }
 
 /**

@@ -41,6 +41,7 @@ import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, t
 import { nowMs, runWriter, type WriterResult } from './writer.js';
 import { resolveNodeBinary } from '../support/node-binary.js';
 import { compareVariants } from './compare-variants.js';
+import { tracingCost } from './tracing-cost.js';
 import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VARIANTS, type WriteSideVariant } from './write-side.js';
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
 import { matchRecords, type RecordMatch } from './debezium/record-match.js';
@@ -49,7 +50,7 @@ import { outboxRecordSize, producerPerfTest, type PerfTestLimit } from './perf-t
 
 // ---------------------------------------------------------------- options
 
-const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side'] as const;
+const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side', 'tracing'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const { values: flags } = parseArgs({
@@ -1301,6 +1302,10 @@ async function main(): Promise<void> {
         `write_side: the order workload for ${opts.writeSeconds} s each way (${WRITE_SIDE_VARIANTS.join(', ')}), ${opts.writeRounds} rounds in alternating order, ${opts.writeConcurrency} clients as fast as they go, then the relay catches up`,
       );
       result.write_side = await writeSide(ctx);
+    }
+    if (has('tracing')) {
+      log('tracing: what OpenTelemetry costs per event when on (test/bench/tracing-cost.ts)');
+      result.tracing = await tracingCost(log);
     }
   } finally {
     await admin.disconnect().catch(() => undefined);

@@ -60,7 +60,9 @@ describe('trace context from writer through relay to consumer (real PostgreSQL a
     await admin.connect();
     await createTopicsAndWait(admin, [{ topic, numPartitions: 1 }]);
     await admin.disconnect();
-    const config = resolveConfig({ env: { OUTBOX_TAIL_DATABASE_URL: db.url, OUTBOX_TAIL_BROKERS: stack.brokers.join(','), OUTBOX_TAIL_SLOT: slot } });
+    const config = resolveConfig({
+      env: { OUTBOX_TAIL_DATABASE_URL: db.url, OUTBOX_TAIL_BROKERS: stack.brokers.join(','), OUTBOX_TAIL_SLOT: slot, OUTBOX_TAIL_SOURCE: 'both' },
+    });
     const stages = relayStages({ ...config, slot });
     const tracer = provider.getTracer('relay-under-test');
     const relay = new Relay({
@@ -76,12 +78,27 @@ describe('trace context from writer through relay to consumer (real PostgreSQL a
       await client.connect();
       const baggage = propagation.createBaggage({ tenant: { value: 'acme corp' } });
       let writerSpan: Span | undefined;
+      let emitted = '';
       const tracedId = await context.with(propagation.setBaggage(context.active(), baggage), () =>
         writerTracer.startActiveSpan('place order', async (span) => {
           writerSpan = span;
           await client.query('begin');
           const traced = await writeOutboxEvent(client, { aggregateType: type, aggregateId: 'o-1', eventType: 'OrderPlaced', payload: { n: 1 } });
           await client.query('commit');
+          // From SQL: outbox_tail.emit() with the trace context as arguments (they win over the same keys in headers).
+          const sc = span.spanContext();
+          emitted = (
+            await client.query<{ id: string }>('select outbox_tail.emit($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8)::text as id', [
+              type,
+              'o-3',
+              'OrderPaid',
+              '{"n": 3}',
+              '{"traceparent": "overridden", "own": "kept"}',
+              `00-${sc.traceId}-${sc.spanId}-01`,
+              'vendor=x',
+              null,
+            ])
+          ).rows[0]!.id;
           span.end();
           return traced;
         }),
@@ -92,12 +109,14 @@ describe('trace context from writer through relay to consumer (real PostgreSQL a
       await client.query('commit');
       await client.end();
 
-      const records = await readTopic(stack, topic, 2);
+      const records = await readTopic(stack, topic, 3);
       const byId = new Map(records.map((r) => [r.headers.id, r]));
       const w = writerSpan!.spanContext();
       expect(byId.get(tracedId)!.headers.traceparent).toBe(`00-${w.traceId}-${w.spanId}-01`);
       expect(byId.get(tracedId)!.headers.baggage).toBe('tenant=acme%20corp');
       expect(byId.get(plainId)!.headers.traceparent).toBeUndefined();
+      expect(byId.get(emitted)!.headers).toMatchObject({ traceparent: `00-${w.traceId}-${w.spanId}-01`, tracestate: 'vendor=x', own: 'kept' });
+      expect(byId.get(emitted)!.headers.baggage).toBeUndefined();
 
       // The consumer: its handler sees the process span as active and the writer's baggage.
       const seen: Array<{ id: string; active: string | undefined; tenant: string | undefined }> = [];
@@ -112,7 +131,7 @@ describe('trace context from writer through relay to consumer (real PostgreSQL a
       });
       await consumer.start();
       try {
-        await waitFor('both events consumed', () => (seen.length >= 2 ? true : undefined));
+        await waitFor('the three events consumed', () => (seen.length >= 3 ? true : undefined));
       } finally {
         await consumer.stop();
       }
@@ -125,6 +144,8 @@ describe('trace context from writer through relay to consumer (real PostgreSQL a
       const processSpan = consumers.find((s) => s.attributes['messaging.message.id'] === tracedId)!;
       expect(hex(producer)).toMatchObject({ traceId: hex(writer).traceId, parent: hex(writer).spanId });
       expect(hex(processSpan)).toMatchObject({ traceId: hex(writer).traceId, parent: hex(writer).spanId });
+      const emittedProducer = producers.find((s) => s.attributes['messaging.message.id'] === emitted)!;
+      expect(hex(emittedProducer)).toMatchObject({ traceId: hex(writer).traceId, parent: hex(writer).spanId });
       expect(producer.name).toBe(`send ${topic}`);
       expect(producer.attributes).toMatchObject({
         'messaging.system': 'kafka',
