@@ -122,8 +122,8 @@ describe('CloudEvents structured mode', () => {
   });
 
   it('escapes attribute values that need it and keeps a payload that is a JSON scalar or array', () => {
-    const r = structured().build(event({ eventType: 'Order "Created"\n', payload: Buffer.from('[1, "two"]') }));
-    expect(JSON.parse(r.value.toString())).toMatchObject({ type: 'Order "Created"\n', data: [1, 'two'] });
+    const r = structured().build(event({ eventType: 'Order "Created"\n', aggregateId: 'a\\b\u0001ü', payload: Buffer.from('[1, "two"]') }));
+    expect(JSON.parse(r.value.toString())).toMatchObject({ type: 'Order "Created"\n', subject: 'a\\b\u0001ü', data: [1, 'two'] });
   });
 });
 
