@@ -7,7 +7,7 @@ const RECORD_OVERHEAD = 70;
 const SPEC_VERSION = '1.0';
 /** The payload column is jsonb and a message's payload is checked to be JSON: data is always JSON. */
 const DATA_CONTENT_TYPE = 'application/json';
-export const STRUCTURED_CONTENT_TYPE = 'application/cloudevents+json';
+const STRUCTURED_CONTENT_TYPE = 'application/cloudevents+json';
 // CloudEvents `time` is an RFC 3339 timestamp: created_at is one unless the row holds `infinity`, a BC date or a year past 9999.
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)$/;
 
