@@ -7,7 +7,8 @@
 #
 # Idempotent: jars are cached in $OUTBOX_TAIL_CACHE_DIR/cloudevents-java-<version>
 # (default ~/.cache/outbox-tail), the compiled class under classes-<source hash>.
-# Needs Maven (mvn) the first time and a JDK (javac) 17+.
+# Needs Maven (mvn) the first time and a JDK (javac) 17+; as root with apt-get,
+# installs the Debian packages maven and openjdk-17-jdk-headless when missing.
 #
 # Environment:
 #   OUTBOX_TAIL_CACHE_DIR   cache root (default: $HOME/.cache/outbox-tail)
@@ -27,13 +28,25 @@ MARKER="$DIR/.complete"
 log() { printf '[cloudevents-java] %s\n' "$*" >&2; }
 die() { printf '[cloudevents-java] ERROR: %s\n' "$*" >&2; exit 1; }
 
+can_install() { [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; }
+apt_install() {
+  log "apt-get install $*"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends "$@" >/tmp/outbox-tail-apt.log 2>&1 \
+    || { apt-get update -q >>/tmp/outbox-tail-apt.log 2>&1 && apt-get install -y -q --no-install-recommends "$@" >>/tmp/outbox-tail-apt.log 2>&1; } \
+    || { tail -n 20 /tmp/outbox-tail-apt.log >&2; die "apt-get install $* failed"; }
+}
+
 mkdir -p "$DIR"
 # Serialise concurrent runs (test workers) on the same cache.
 exec 9>"$DIR/.lock"
 flock 9
 
 if [[ ! -f "$MARKER" ]]; then
-  command -v mvn >/dev/null 2>&1 || die "Maven (mvn) is needed once to fetch the CloudEvents Java SDK: install the Debian package 'maven'"
+  if ! command -v mvn >/dev/null 2>&1; then
+    can_install || die "Maven (mvn) is needed once to fetch the CloudEvents Java SDK: install the Debian package 'maven'"
+    apt_install maven
+  fi
   work=$(mktemp -d "${TMPDIR:-/tmp}/outbox-tail-cloudevents-pom.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   cat >"$work/pom.xml" <<POM
@@ -66,7 +79,10 @@ POM
   printf 'cloudevents=%s fetched=%s\n' "$CLOUDEVENTS_VERSION" "$(date -u +%FT%TZ)" >"$MARKER"
 fi
 
-command -v javac >/dev/null 2>&1 || die "javac (a JDK 17+) is needed to compile $SOURCE: install openjdk-17-jdk-headless"
+if ! command -v javac >/dev/null 2>&1; then
+  can_install || die "javac (a JDK 17+) is needed to compile $SOURCE: install openjdk-17-jdk-headless"
+  apt_install openjdk-17-jdk-headless
+fi
 hash=$(sha256sum "$SOURCE" | cut -c1-16)
 CLASSES="$DIR/classes-$hash"
 if [[ ! -f "$CLASSES/CloudEventsDump.class" ]]; then

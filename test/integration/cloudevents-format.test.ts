@@ -8,10 +8,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotentConsumer, type ConsumedEvent } from '../../src/consumer/index.js';
 import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
 import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import type { VerifyReport } from '../../src/recovery/verify-outbox.js';
 import { uniqueName } from '../support/database.js';
 import type { CollectedRecord } from '../support/kafka-collector.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
+import { runCli } from '../support/run-cli.js';
 import { createSlot, query } from '../support/slot.js';
 
 // --record-format cloudevents-binary|cloudevents-structured against a real
@@ -20,7 +22,7 @@ import { createSlot, query } from '../support/slot.js';
 // must parse with the cloudevents npm SDK's Kafka binding and with the
 // CloudEvents Java SDK's Kafka deserializer (test/support/java/CloudEventsDump.java,
 // jars fetched by bin/setup-cloudevents-java.sh), and the idempotent consumer
-// must read it back; each parsed event is compared with the outbox.
+// and verify must read it back; each parsed event is compared with the outbox.
 const bed = relayTestbed();
 const run = promisify(execFile);
 const SETUP = fileURLToPath(new URL('../../bin/setup-cloudevents-java.sh', import.meta.url));
@@ -156,13 +158,14 @@ async function consume(topic: string, ids: string[]): Promise<Map<string, Consum
 
 describe('--record-format cloudevents-* (real Postgres and Kafka, the JS and the Java CloudEvents SDKs)', () => {
   for (const mode of ['binary', 'structured'] as const) {
-    it(`cloudevents-${mode}: every record of a table row and of a message parses with both SDKs and carries the outbox's id, type, subject, time and data`, async () => {
+    it(`cloudevents-${mode}: every record of a table row and of a message parses with both SDKs, carries the outbox's id, type, subject, time and data, and the consumer and verify read it`, async () => {
       const type = uniqueName(`ce_${mode}`);
       const topic = `outbox.event.${type}`;
       const slot = uniqueName('slot');
       await createSlot(bed.db.url, slot);
       const collector = await bed.collect([topic]);
       await bed.relay(slot, { env: { OUTBOX_TAIL_SOURCE: 'both', OUTBOX_TAIL_RECORD_FORMAT: `cloudevents-${mode}` } }).waitForLog(isStreaming);
+      const from = new Date(Date.now() - 1_000).toISOString();
       const expected = await writeEvents(type);
       await collector.waitUntil((c) => c.records.length >= expected.length, 30_000, `${expected.length} records`);
       const byId = new Map(expected.map((e) => [e.id, e]));
@@ -205,6 +208,15 @@ describe('--record-format cloudevents-* (real Postgres and Kafka, the JS and the
         expect(consumed.get(id)).toMatchObject({ eventType: want.type, aggregateId: want.subject, aggregateType: type, payload: want.data });
         expect(micros(consumed.get(id)!.createdAt!)).toBe(micros(want.time));
       }
+
+      // verify finds the ids (and times) in CloudEvents records: the 3 rows are all there; the 3 messages have no row.
+      const verify = await runCli(['verify', '--from', from, '--json'], {
+        OUTBOX_TAIL_DATABASE_URL: bed.db.url,
+        OUTBOX_TAIL_BROKERS: bed.stack.brokers.join(','),
+        OUTBOX_TAIL_RECORD_FORMAT: `cloudevents-${mode}`,
+      });
+      expect(verify.code, verify.stderr).toBe(0);
+      expect((JSON.parse(verify.stdout) as VerifyReport).topics.find((t) => t.topic === topic)).toMatchObject({ rows: 3, missing: 0, unknown: 3 });
     });
   }
 

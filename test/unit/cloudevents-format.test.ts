@@ -1,6 +1,7 @@
 import { Kafka, type CloudEventV1, type KafkaMessage } from 'cloudevents';
 import type { KafkaMessage as KafkaJsMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/resolve-config.js';
 import { decodeRecord } from '../../src/consumer/consumed-event.js';
 import type { OutboxEvent } from '../../src/outbox/outbox-event.js';
 import { Lsn } from '../../src/replication/lsn.js';
@@ -122,8 +123,8 @@ describe('CloudEvents structured mode', () => {
   });
 
   it('escapes attribute values that need it and keeps a payload that is a JSON scalar or array', () => {
-    const r = structured().build(event({ eventType: 'Order "Created"\n', payload: Buffer.from('[1, "two"]') }));
-    expect(JSON.parse(r.value.toString())).toMatchObject({ type: 'Order "Created"\n', data: [1, 'two'] });
+    const r = structured().build(event({ eventType: 'Order "Created"\n', aggregateId: 'a\\b\u0001ü', payload: Buffer.from('[1, "two"]') }));
+    expect(JSON.parse(r.value.toString())).toMatchObject({ type: 'Order "Created"\n', subject: 'a\\b\u0001ü', data: [1, 'two'] });
   });
 });
 
@@ -174,6 +175,14 @@ describe('CloudEvents attributes', () => {
     expect(createRecordBuilder({ ...settings, recordFormat: 'cloudevents-structured' }).build(event()).headers['content-type']).toBe(
       'application/cloudevents+json',
     );
+  });
+
+  it('is off by default and configured by --record-format and --cloudevents-source, whose placeholders are checked', () => {
+    expect(resolveConfig({})).toMatchObject({ recordFormat: 'default', cloudeventsSource: '/outbox-tail/{table}' });
+    const env = { OUTBOX_TAIL_RECORD_FORMAT: 'cloudevents-structured', OUTBOX_TAIL_CLOUDEVENTS_SOURCE: '//db1/{table}/{aggregate_type}' };
+    expect(resolveConfig({ env })).toMatchObject({ recordFormat: 'cloudevents-structured', cloudeventsSource: '//db1/{table}/{aggregate_type}' });
+    expect(() => resolveConfig({ env: { OUTBOX_TAIL_RECORD_FORMAT: 'cloudevents' } })).toThrow(/record-format|RECORD_FORMAT/i);
+    expect(() => resolveConfig({ env: { OUTBOX_TAIL_CLOUDEVENTS_SOURCE: '/{database}/{table}' } })).toThrow(/unknown placeholder/);
   });
 
   it('keeps dead-letter pointers in the outbox-tail layout', () => {
