@@ -31,6 +31,19 @@ const timeWindow: Record<string, Options> = {
 export const COMMANDS = {
   run: { names: ['run', '$0'], describe: 'tail the slot and publish to Kafka (the daemon)', options: {} },
   init: { names: ['init'], describe: 'apply migrations/, create the publication and (with --slot) the slot if missing', options: {} },
+  reshard: {
+    names: ['reshard'],
+    describe:
+      'move a running sharded outbox from --from N to --to M shards without loss (at least once; docs/sharding.md): creates the new set, says when to stop the old relays and start the new, drops the old slots',
+    options: {
+      from: { type: 'number', demandOption: true, describe: 'the shards running now (N of --shard i/N)' },
+      to: { type: 'number', demandOption: true, describe: 'the shards to move to' },
+      'to-slot': { type: 'string', describe: 'base slot name of the new set [default: <slot>_n<to>]' },
+      'to-publication': { type: 'string', describe: 'base publication name of the new set [default: <publication>_n<to>]' },
+      'step-timeout-ms': { type: 'number', default: 600_000, describe: 'how long each wait may take before reshard gives up (nothing dropped)' },
+      json,
+    },
+  },
   status: { names: ['status'], describe: 'slot and publication state, lag in bytes', options: { json } },
   verify: {
     names: ['verify'],

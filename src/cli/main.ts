@@ -29,7 +29,8 @@ import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
 import { COMMANDS, CONFIG_FILE_OPTION, type CommandSpec } from './command-options.js';
 import { runDaemon } from './run-daemon.js';
 import { initShardedOutbox, type ShardInitResult } from '../shards/init-shards.js';
-import { allShards, shardName } from '../shards/shard-spec.js';
+import { allShards, MAX_SHARDS, shardName } from '../shards/shard-spec.js';
+import { reshard, type ReshardStep } from '../shards/reshard.js';
 import { formatDoctorReport, runDoctor } from '../doctor/run-doctor.js';
 
 /** Declares every config option on a command, by group; no yargs defaults, so precedence stays in resolveConfig. */
@@ -343,10 +344,62 @@ async function doctorCommand(argv: Record<string, unknown>): Promise<number> {
   return report.exitCode;
 }
 
+function reshardStepLines(s: ReshardStep): string[] {
+  switch (s.step) {
+    case 'created':
+      return [`1. new slots ${s.slots.join(', ')} created; consistent point ${s.consistentPoint}. Keep the old relays running.`];
+    case 'old-past-new':
+      return [`2. every old slot confirmed past the consistent point (${s.oldConfirmed.join(', ')}).`];
+    case 'stop-old-start-new':
+      return [`3. NOW stop the old relays (SIGTERM) of ${s.stop.join(', ')}, then start the new ones:`, ...s.start.map((c) => `     ${c}`)];
+    case 'new-past-old':
+      return [`4. every new slot confirmed past the old slots' last position ${s.oldLastConfirmed} (${s.newConfirmed.join(', ')}).`];
+    case 'dropped':
+      return [`5. dropped the old slots ${s.slots.join(', ')} and publications ${s.publications.join(', ')}.`];
+  }
+}
+
+async function reshardCommand(argv: Record<string, unknown>): Promise<number> {
+  const config = toRunConfig(loadConfig(argv, process.env));
+  const from = argv.from as number;
+  const to = argv.to as number;
+  for (const [flag, n] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (!Number.isInteger(n) || n < 1 || n > MAX_SHARDS) {
+      throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n  --${flag}: expected a whole number 1-${MAX_SHARDS}`, {
+        hint: 'e.g. --from 2 --to 4',
+        exitCode: EXIT.CONFIG,
+      });
+    }
+  }
+  const options = {
+    ...config,
+    from,
+    to,
+    toSlot: (argv['to-slot'] as string | undefined) ?? `${config.slot}_n${to}`,
+    toPublication: (argv['to-publication'] as string | undefined) ?? `${config.publication}_n${to}`,
+    stepTimeoutMs: argv['step-timeout-ms'] as number,
+  };
+  const report = await withPgClient(config, (client) =>
+    reshard(client, options, (step) => {
+      if (!argv.json) process.stdout.write(`${reshardStepLines(step).join('\n')}\n`);
+    }),
+  );
+  process.stdout.write(
+    argv.json
+      ? `${JSON.stringify(report)}\n`
+      : `resharded ${report.from} -> ${report.to}; republished overlap ${report.overlapBytes} bytes of WAL (at least once)\n`,
+  );
+  return EXIT.OK;
+}
+
 const HANDLERS: Record<keyof typeof COMMANDS, (argv: Record<string, unknown>) => Promise<number>> = {
   run: runCommand,
   init: initCommand,
   status: statusCommand,
+  reshard: reshardCommand,
   verify: verifyCommand,
   replay: replayCommand,
   prune: pruneCommand,

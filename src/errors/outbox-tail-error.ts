@@ -32,6 +32,8 @@ export type ErrorCode =
   | 'SHARDS_UNSUPPORTED'
   /** run --shard i/N: the shard's publication has no row filter, or one that selects another shard. */
   | 'SHARD_FILTER_MISMATCH'
+  /** reshard: refused (exactly-once delivery, the table-less source) or a step that did not complete in time. */
+  | 'RESHARD_REFUSED'
   | 'REPLICATION_STREAM_ERROR'
   | 'PROTOCOL_ERROR'
   | 'KAFKA_UNREACHABLE'

@@ -42,10 +42,35 @@ export async function initShardedOutbox(client: pg.Client, config: ShardInitConf
   requireRowFilters(version.n, version.v, where);
   if (config.slot && config.failoverSlot) await requireFailoverSupport(client, where);
   const migrations = await migrate(client);
+  const shards = await createShardSet(client, { ...config, count: config.shards, where });
+  let messagePrefixes: string[] | null = null;
+  if (config.source !== 'table') {
+    await client.query('insert into outbox_tail.message_shards (prefix, shards) values ($1, $2) on conflict (prefix) do update set shards = excluded.shards', [
+      config.messagePrefix,
+      config.shards,
+    ]);
+    messagePrefixes = allShards(config.shards).map((s) => shardName(config.messagePrefix, s.index));
+  }
+  return { migrations, shards, messagePrefixes };
+}
+
+export interface ShardSetConfig {
+  publication: string;
+  table: string;
+  slot?: string | undefined;
+  failoverSlot?: boolean;
+  columnAggregateId: string;
+  count: number;
+  where: string;
+}
+
+/** The N publications (with their row filters) and slots of one shard set, each only if missing; init and reshard create them here. */
+export async function createShardSet(client: pg.Client, config: ShardSetConfig): Promise<ShardInitResult['shards']> {
+  const { where } = config;
   const [schema, table] = splitTable(config.table);
   const qualified = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`;
   const shards: ShardInitResult['shards'] = [];
-  for (const spec of allShards(config.shards)) {
+  for (const spec of allShards(config.count)) {
     const publication = shardName(config.publication, spec.index);
     const exists = await client.query('select 1 from pg_publication where pubname = $1', [publication]);
     const created = exists.rowCount === 0;
@@ -63,13 +88,5 @@ export async function initShardedOutbox(client: pg.Client, config: ShardInitConf
     }
     shards.push({ index: spec.index, publication: { name: publication, created }, slot });
   }
-  let messagePrefixes: string[] | null = null;
-  if (config.source !== 'table') {
-    await client.query('insert into outbox_tail.message_shards (prefix, shards) values ($1, $2) on conflict (prefix) do update set shards = excluded.shards', [
-      config.messagePrefix,
-      config.shards,
-    ]);
-    messagePrefixes = allShards(config.shards).map((s) => shardName(config.messagePrefix, s.index));
-  }
-  return { migrations, shards, messagePrefixes };
+  return shards;
 }
