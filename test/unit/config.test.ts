@@ -140,3 +140,16 @@ describe('config resolution', () => {
     expect(envName('columnAggregateType')).toBe('OUTBOX_TAIL_COLUMN_AGGREGATE_TYPE');
   });
 });
+
+describe('--max-in-flight-requests', () => {
+  it('takes 1-5 in flight on the platformatic client, at least once, on the main thread; 1 by default', () => {
+    expect(resolveConfig({ flags: {} }).maxInFlightRequests).toBe(1);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_KAFKA_CLIENT: 'platformatic', OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS: '5' } }).maxInFlightRequests).toBe(5);
+    expect(() => resolveConfig({ flags: { kafkaClient: 'platformatic', maxInFlightRequests: 6 } })).toThrow(/maxInFlightRequests|max-in-flight-requests/);
+  });
+
+  it('refuses more than one in flight on kafkajs, with exactly-once or on the sink thread instead of ignoring it', () => {
+    expect(() => resolveConfig({ flags: { maxInFlightRequests: 2 } })).toThrow(/--kafka-client platformatic/);
+    expect(() => resolveConfig({ flags: { kafkaClient: 'platformatic', sinkThread: 'worker', maxInFlightRequests: 2 } })).toThrow(/--sink-thread main/);
+  });
+});
