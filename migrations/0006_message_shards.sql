@@ -1,10 +1,13 @@
--- outbox-tail 0005: shards for the table-less write path (docs/sharding.md).
+-- outbox-tail 0006: shards for the table-less write path (docs/sharding.md).
 -- `outbox-tail init --shards N --source messages` records N for the message
 -- prefix here; outbox_tail.emit() then writes each event with the prefix
 -- '<prefix>_<i>', i = (hashtext(aggregate_id) & 2147483647) % N, the same
 -- hash as the publications' row filters, so relay i (--shard i/N) takes only
 -- its keys' messages. No row: one prefix, as before.
+-- emit() keeps the trace-context arguments of 0005 (docs/tracing.md).
 -- Idempotent: safe to run again.
+
+DROP FUNCTION IF EXISTS outbox_tail.emit(text, text, text, jsonb, jsonb);
 
 CREATE TABLE IF NOT EXISTS outbox_tail.message_shards (
   prefix text PRIMARY KEY,
@@ -22,7 +25,10 @@ CREATE OR REPLACE FUNCTION outbox_tail.emit(
   aggregate_id   text,
   event_type     text,
   payload        jsonb,
-  headers        jsonb DEFAULT NULL
+  headers        jsonb DEFAULT NULL,
+  traceparent    text  DEFAULT NULL,
+  tracestate     text  DEFAULT NULL,
+  baggage        text  DEFAULT NULL
 ) RETURNS uuid
 LANGUAGE plpgsql
 VOLATILE
@@ -31,6 +37,7 @@ DECLARE
   event_id     uuid := gen_random_uuid();
   event_prefix text := coalesce(nullif(current_setting('outbox_tail.message_prefix', true), ''), 'outbox-tail');
   n            integer;
+  trace        jsonb := jsonb_strip_nulls(jsonb_build_object('traceparent', traceparent, 'tracestate', tracestate, 'baggage', baggage));
 BEGIN
   -- The same NOT NULL rules as the outbox table: refuse here, in the writer's
   -- transaction, rather than let the relay dead-letter or halt on it later.
@@ -42,6 +49,9 @@ BEGIN
   IF headers IS NOT NULL AND jsonb_typeof(headers) NOT IN ('object', 'null') THEN
     RAISE EXCEPTION 'outbox_tail.emit: headers must be a JSON object, got %', jsonb_typeof(headers)
       USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF trace <> '{}'::jsonb THEN
+    headers := CASE WHEN jsonb_typeof(headers) = 'object' THEN headers ELSE '{}'::jsonb END || trace;
   END IF;
   SELECT s.shards INTO n FROM outbox_tail.message_shards s WHERE s.prefix = event_prefix;
   IF n IS NOT NULL THEN
