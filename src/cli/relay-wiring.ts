@@ -6,6 +6,7 @@ import type { RecoverSettings } from '../recovery/recover-slot.js';
 import type { SinkSettings } from '../sink-factory/create-sink.js';
 import type { SupervisorSettings } from '../relay/relay.js';
 import type { SessionSettings } from '../relay/relay-session.js';
+import { ValueEncoder } from '../record-format/value-encoder.js';
 
 /** The daemon's stages, each with the settings it uses and nothing else. */
 export interface RelayStages {
@@ -76,6 +77,7 @@ export function relayStages(config: RunConfig): RelayStages {
       replicationTimeoutMs: config.replicationTimeoutMs,
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       offsetsTopic: config.offsetsTopic,
+      valueEncoder: valueEncoder(config),
     },
     sink,
     observability: {
@@ -88,6 +90,17 @@ export function relayStages(config: RunConfig): RelayStages {
     },
     recover: { ...sink, ...columns, slot, table, topic: config.topic, recordHeaders: config.recordHeaders, failoverSlot: config.failoverSlot },
   };
+}
+
+/** --value-format avro|json-schema: one encoder for the daemon's life, so its schema cache outlives session restarts. */
+function valueEncoder(config: RunConfig): ValueEncoder | null {
+  if (config.valueFormat === 'json' || config.schemaRegistryUrl === undefined) return null;
+  return new ValueEncoder({
+    valueFormat: config.valueFormat,
+    subjectTemplate: config.schemaRegistrySubject,
+    refreshMs: config.schemaRegistryRefreshMs,
+    registry: { url: config.schemaRegistryUrl, username: config.schemaRegistryUsername, password: config.schemaRegistryPassword },
+  });
 }
 
 /** The sink's settings: the client, the thread, the delivery and the Kafka connection. */

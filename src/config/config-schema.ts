@@ -3,6 +3,7 @@ import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
 import { readSecretFile } from '../secrets/read-secret-file.js';
 import { RECORD_HEADER_NAMES } from '../record-format/record-headers.js';
+import { checkSchemaRegistryOptions, schemaRegistryOptions } from './schema-registry-options.js';
 
 /**
  * The one config schema: every option, its type, its default and its
@@ -91,6 +92,7 @@ export const configSchema = z
         description:
           'Standard headers on every record, comma separated: id is required (consumers deduplicate on it), verify needs created_at; fewer headers cost less per record',
       }),
+    ...schemaRegistryOptions,
     columnId: identifier.default(COLUMNS.id).meta({ group: 'Outbox columns', description: 'Column holding the event id (uuid or text)' }),
     columnAggregateType: identifier
       .default(COLUMNS.aggregateType)
@@ -292,6 +294,7 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: [file], message: `give either ${value} or ${file}, not both` });
       }
     }
+    checkSchemaRegistryOptions(c, (path, message) => ctx.addIssue({ code: 'custom', path: [path], message }));
     if (c.saslMechanism && !c.saslUsername) ctx.addIssue({ code: 'custom', path: ['saslUsername'], message: 'required with saslMechanism' });
     if (c.saslMechanism && c.saslPassword === undefined && c.saslPasswordFile === undefined) {
       ctx.addIssue({ code: 'custom', path: ['saslPassword'], message: 'required with saslMechanism (or saslPasswordFile)' });
@@ -310,7 +313,7 @@ export const configSchema = z
   // Secrets given as files (--database-url-file, --sasl-password-file) are read
   // once here, so everything downstream sees one value; the path stays for the log.
   .transform((c, ctx) => {
-    const read = (key: 'databaseUrlFile' | 'saslPasswordFile'): string | undefined => {
+    const read = (key: 'databaseUrlFile' | 'saslPasswordFile' | 'schemaRegistryPasswordFile'): string | undefined => {
       const file = c[key];
       if (file === undefined) return undefined;
       try {
@@ -322,11 +325,13 @@ export const configSchema = z
     };
     const databaseUrl = read('databaseUrlFile');
     const saslPassword = read('saslPasswordFile');
+    const schemaRegistryPassword = read('schemaRegistryPasswordFile');
     const transactionalId = c.transactionalId ?? (c.slot !== undefined ? `outbox-tail-${c.slot}` : undefined);
     return {
       ...c,
       ...(transactionalId !== undefined ? { transactionalId } : {}),
       ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       ...(saslPassword !== undefined ? { saslPassword } : {}),
+      ...(schemaRegistryPassword !== undefined ? { schemaRegistryPassword } : {}),
     };
   });

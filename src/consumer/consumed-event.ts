@@ -52,6 +52,8 @@ export interface DecodeOptions<P> {
   idHeader?: string;
   /** Turns the parsed JSON into the handler's payload type (e.g. a zod schema's parse); a throw makes the record poison. */
   parsePayload?: ((json: unknown, event: ConsumedEvent<unknown>) => P) | undefined;
+  /** Decodes the value instead of JSON.parse (the schema registry's wire format); a throw makes the record poison. */
+  decodeValue?: ((value: Buffer) => unknown) | undefined;
 }
 
 export function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
@@ -91,9 +93,9 @@ export function decodeRecord<P = unknown>(topic: string, partition: number, mess
   const rawPayload = message.value;
   let json: unknown;
   try {
-    json = JSON.parse(rawPayload.toString('utf8'));
+    json = options.decodeValue ? options.decodeValue(rawPayload) : JSON.parse(rawPayload.toString('utf8'));
   } catch (error) {
-    return poison(`value of outbox id ${id} is not JSON: ${errorText(error)}`);
+    return poison(`value of outbox id ${id} is not ${options.decodeValue ? 'decodable with its schema' : 'JSON'}: ${errorText(error)}`);
   }
   const event: ConsumedEvent<unknown> = {
     id,
