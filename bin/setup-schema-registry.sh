@@ -6,7 +6,7 @@
 # Apicurio ships its server on Maven Central only as the un-augmented Quarkus
 # application jar (io.apicurio:apicurio-registry-app), so this script wraps it in
 # a one-module Maven project and lets quarkus-maven-plugin build the fast-jar
-# (quarkus-app/quarkus-run.jar). Storage is the default in-memory H2: no Kafka.
+# (a legacy-jar: the runner jar and its lib/, as Apicurio 2.x packages itself). Storage is the default in-memory H2: no Kafka.
 #
 # Idempotent: when the cache holds the build it prints the paths and exits.
 #
@@ -21,10 +21,12 @@ APICURIO_VERSION=${OUTBOX_TAIL_APICURIO_VERSION:-2.4.2.Final}
 QUARKUS_VERSION=${OUTBOX_TAIL_QUARKUS_VERSION:-2.16.4.Final}
 KAFKA_CLIENTS_VERSION=4.1.1
 SLF4J_SIMPLE_VERSION=2.0.17
+# Bump when the build below changes: a cached build of an older recipe is rebuilt.
+RECIPE=2
 
 CACHE_ROOT="${OUTBOX_TAIL_CACHE_DIR:-$HOME/.cache/outbox-tail}"
 DIR="$CACHE_ROOT/apicurio-registry-$APICURIO_VERSION"
-RUN_JAR="$DIR/build/target/quarkus-app/quarkus-run.jar"
+RUN_JAR="$DIR/build/target/apicurio-registry-runner-$APICURIO_VERSION-runner.jar"
 SERDE_DIR="$CACHE_ROOT/apicurio-serde-$APICURIO_VERSION/lib"
 
 log() { printf '[setup-schema-registry] %s\n' "$*" >&2; }
@@ -33,7 +35,7 @@ command -v mvn >/dev/null || die "maven not found: run bin/setup-local-stack.sh 
 command -v java >/dev/null || die "java not found: run bin/setup-local-stack.sh first"
 
 t0=$SECONDS
-if [[ ! -f "$RUN_JAR" ]]; then
+if [[ ! -f "$RUN_JAR" || "$(cat "$DIR/recipe" 2>/dev/null)" != "$RECIPE" ]]; then
   log "building Apicurio Registry $APICURIO_VERSION (Quarkus $QUARKUS_VERSION) into $DIR (first run: several minutes)"
   rm -rf "$DIR/build"
   mkdir -p "$DIR/build/src/main/resources"
@@ -46,7 +48,8 @@ if [[ ! -f "$RUN_JAR" ]]; then
   <version>$APICURIO_VERSION</version>
   <packaging>jar</packaging>
   <properties>
-    <maven.compiler.release>11</maven.compiler.release>
+    <maven.compiler.source>11</maven.compiler.source>
+    <maven.compiler.target>11</maven.compiler.target>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
   </properties>
   <dependencyManagement>
@@ -104,7 +107,7 @@ public class DynamicConfigPropertyListProducer {
   @Produces
   @Singleton
   DynamicConfigPropertyList dynamicConfigPropertyList() {
-    return new DynamicConfigPropertyList();
+    return new DynamicConfigPropertyList(java.util.List.of());
   }
 }
 JAVA
@@ -116,6 +119,7 @@ JAVA
     >>"$DIR/build/src/main/resources/application.properties"
   (cd "$DIR/build" && mvn -B -q package -DskipTests >"$DIR/build.log" 2>&1) || { tail -n 40 "$DIR/build.log" >&2; die "Apicurio build failed (log: $DIR/build.log)"; }
   [[ -f "$RUN_JAR" ]] || die "build finished but $RUN_JAR is missing (log: $DIR/build.log)"
+  echo "$RECIPE" >"$DIR/recipe"
   log "built in $((SECONDS - t0)) s"
 fi
 
@@ -130,7 +134,7 @@ if [[ ! -f "$SERDE_DIR/.complete" ]]; then
   <artifactId>apicurio-serde-consumer</artifactId>
   <version>$APICURIO_VERSION</version>
   <dependencies>
-    <dependency><groupId>io.apicurio</groupId><artifactId>apicurio-registry-avro-serde-kafka</artifactId><version>$APICURIO_VERSION</version></dependency>
+    <dependency><groupId>io.apicurio</groupId><artifactId>apicurio-registry-serdes-avro-serde</artifactId><version>$APICURIO_VERSION</version></dependency>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-clients</artifactId><version>$KAFKA_CLIENTS_VERSION</version></dependency>
     <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>$SLF4J_SIMPLE_VERSION</version></dependency>
   </dependencies>

@@ -6,7 +6,7 @@ import type { RecoverSettings } from '../recovery/recover-slot.js';
 import type { SinkSettings } from '../sink-factory/create-sink.js';
 import type { SupervisorSettings } from '../relay/relay.js';
 import type { SessionSettings } from '../relay/relay-session.js';
-import { ValueEncoder } from '../record-format/value-encoder.js';
+import { createValueEncoder, type ValueFormatSettings } from '../record-format/value-encoder.js';
 
 /** The daemon's stages, each with the settings it uses and nothing else. */
 export interface RelayStages {
@@ -47,6 +47,14 @@ export function relayStages(config: RunConfig): RelayStages {
   };
   const { slot, publication, source, table } = config;
   const sink = sinkSettings(config);
+  const valueFormat: ValueFormatSettings = {
+    valueFormat: config.valueFormat,
+    schemaRegistryUrl: config.schemaRegistryUrl,
+    schemaRegistrySubject: config.schemaRegistrySubject,
+    schemaRegistryRefreshMs: config.schemaRegistryRefreshMs,
+    schemaRegistryUsername: config.schemaRegistryUsername,
+    schemaRegistryPassword: config.schemaRegistryPassword,
+  };
   return {
     pg,
     preflight: { ...pg, ...columns, slot, publication, source, table, createSlot: config.createSlot, failoverSlot: config.failoverSlot },
@@ -77,7 +85,8 @@ export function relayStages(config: RunConfig): RelayStages {
       replicationTimeoutMs: config.replicationTimeoutMs,
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       offsetsTopic: config.offsetsTopic,
-      valueEncoder: valueEncoder(config),
+      // One encoder for the daemon's life: its schema cache outlives session restarts.
+      valueEncoder: createValueEncoder(valueFormat),
     },
     sink,
     observability: {
@@ -88,19 +97,8 @@ export function relayStages(config: RunConfig): RelayStages {
       stallTimeoutMs: config.stallTimeoutMs,
       metricsListen: config.metricsListen,
     },
-    recover: { ...sink, ...columns, slot, table, topic: config.topic, recordHeaders: config.recordHeaders, failoverSlot: config.failoverSlot },
+    recover: { ...sink, ...columns, ...valueFormat, slot, table, topic: config.topic, recordHeaders: config.recordHeaders, failoverSlot: config.failoverSlot },
   };
-}
-
-/** --value-format avro|json-schema: one encoder for the daemon's life, so its schema cache outlives session restarts. */
-function valueEncoder(config: RunConfig): ValueEncoder | null {
-  if (config.valueFormat === 'json' || config.schemaRegistryUrl === undefined) return null;
-  return new ValueEncoder({
-    valueFormat: config.valueFormat,
-    subjectTemplate: config.schemaRegistrySubject,
-    refreshMs: config.schemaRegistryRefreshMs,
-    registry: { url: config.schemaRegistryUrl, username: config.schemaRegistryUsername, password: config.schemaRegistryPassword },
-  });
 }
 
 /** The sink's settings: the client, the thread, the delivery and the Kafka connection. */

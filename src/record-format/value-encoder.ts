@@ -17,6 +17,27 @@ export interface ValueEncoderSettings {
   registry: SchemaRegistrySettings;
 }
 
+/** The --value-format and --schema-registry-* options as the config has them. */
+export interface ValueFormatSettings {
+  valueFormat: ValueFormat;
+  schemaRegistryUrl?: string | undefined;
+  schemaRegistrySubject: string;
+  schemaRegistryRefreshMs: number;
+  schemaRegistryUsername?: string | undefined;
+  schemaRegistryPassword?: string | undefined;
+}
+
+/** The encoder --value-format asks for, or null for json (the payload byte for byte). */
+export function createValueEncoder(s: Partial<ValueFormatSettings>): ValueEncoder | null {
+  if (s.valueFormat === undefined || s.valueFormat === 'json' || s.schemaRegistryUrl === undefined) return null;
+  return new ValueEncoder({
+    valueFormat: s.valueFormat,
+    subjectTemplate: s.schemaRegistrySubject ?? '{topic}-value',
+    refreshMs: s.schemaRegistryRefreshMs ?? 300_000,
+    registry: { url: s.schemaRegistryUrl, username: s.schemaRegistryUsername, password: s.schemaRegistryPassword },
+  });
+}
+
 export type ValueResult = { ok: true; value: Buffer } | { ok: false; reason: string; subject: string; schemaId: number };
 
 interface Latest {

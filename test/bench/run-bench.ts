@@ -44,10 +44,11 @@ import { compareVariants } from './compare-variants.js';
 import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VARIANTS, type WriteSideVariant } from './write-side.js';
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
 import { matchRecords, type RecordMatch } from './debezium/record-match.js';
+import { benchValueFormat, valueFormatLine } from './value-format.js';
 
 // ---------------------------------------------------------------- options
 
-const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side'] as const;
+const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side', 'value_format'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const { values: flags } = parseArgs({
@@ -1247,6 +1248,11 @@ async function main(): Promise<void> {
         `write_side: the order workload for ${opts.writeSeconds} s each way (${WRITE_SIDE_VARIANTS.join(', ')}), ${opts.writeRounds} rounds in alternating order, ${opts.writeConcurrency} clients as fast as they go, then the relay catches up`,
       );
       result.write_side = await writeSide(ctx);
+    }
+    if (has('value_format')) {
+      const vf = await benchValueFormat();
+      log(valueFormatLine(vf));
+      result.value_format = vf;
     }
   } finally {
     await admin.disconnect().catch(() => undefined);
