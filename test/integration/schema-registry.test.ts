@@ -143,7 +143,8 @@ describe('--value-format avro against a real schema registry (Apicurio, Confluen
     expect(collector.records.map((x) => x.key)).toEqual(['before']);
   }, 180_000);
 
-  it('registry down: the relay retries, publishes nothing and confirms nothing past the events; once it is back everything is delivered and confirmed', async () => {
+  /** Registry killed, rows written, the relay started: what it published and confirmed while the registry was down. */
+  async function whileRegistryDown(variant?: 'encode-json-when-registry-down') {
     const type = uniqueName('avro');
     const topic = `outbox.event.${type}`;
     await registerOrderSchema(type);
@@ -153,33 +154,58 @@ describe('--value-format avro against a real schema registry (Apicurio, Confluen
     await createSlot(bed.db.url, witness);
     const collector = await bed.collect([topic]);
     await registry.stop();
+    const r = bed.relay(slot, { env: avroEnv({ OUTBOX_TAIL_RESTART_BACKOFF_MAX_MS: '2000' }), ...(variant ? { variant } : {}) });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await insert(type, `k${i}`, { orderId: `o-${i}`, amount: i }));
+    // The correct relay fails its session at least twice (retried); the broken one never does: wait for either.
+    const failures = () => r.logs.filter((l) => l.code === 'SCHEMA_REGISTRY_UNREACHABLE').length;
+    const until = Date.now() + 60_000;
+    while (failures() < 2 && collector.records.length < 5 && Date.now() < until) await new Promise((res) => setTimeout(res, 250));
+    const first = (await peekTransactions(bed.db.url, witness)).find((t) => t.aggregateIds.includes('k0'))!;
+    const last = (await peekTransactions(bed.db.url, witness)).find((t) => t.aggregateIds.includes('k4'))!;
+    return { r, slot, subject: `${topic}-value`, collector, ids, first, last, failures: failures(), publishedWhileDown: collector.records.length };
+  }
+
+  it('registry down: the relay retries, publishes nothing and confirms nothing past the events; once it is back everything is delivered and confirmed', async () => {
     try {
-      const r = bed.relay(slot, { env: avroEnv({ OUTBOX_TAIL_RESTART_BACKOFF_MAX_MS: '2000' }) });
-      const ids = [];
-      for (let i = 0; i < 5; i++) ids.push(await insert(type, `k${i}`, { orderId: `o-${i}`, amount: i }));
-      // Retried: at least two failed sessions, each after the restart backoff.
-      const failures = () => r.logs.filter((l) => l.code === 'SCHEMA_REGISTRY_UNREACHABLE').length;
-      const retriedBy = Date.now() + 60_000;
-      while (failures() < 2 && Date.now() < retriedBy) await new Promise((res) => setTimeout(res, 250));
-      expect(failures()).toBeGreaterThanOrEqual(2);
-      const first = (await peekTransactions(bed.db.url, witness)).find((t) => t.aggregateIds.includes('k0'))!;
-      expect(first).toBeDefined();
-      expect(await confirmedFlushLsn(bed.db.url, slot)).toBeLessThanOrEqual(first.commitLsn);
-      expect(collector.records).toHaveLength(0);
-      expect(r.stderr() + JSON.stringify(r.logs)).toContain(registry.url.replace('/apis/ccompat/v7', ''));
+      const down = await whileRegistryDown();
+      expect(down.failures).toBeGreaterThanOrEqual(2);
+      expect(down.publishedWhileDown).toBe(0);
+      expect(await confirmedFlushLsn(bed.db.url, down.slot)).toBeLessThanOrEqual(down.first.commitLsn);
+      const failure = down.r.logs.find((l) => l.code === 'SCHEMA_REGISTRY_UNREACHABLE')!;
+      expect(String(failure.err)).toContain(`schema registry ${registry.url} is unreachable`);
 
       await registry.start();
-      await collector.waitForDistinct(5, 120_000);
-      expect([...new Set(collector.records.map((x) => x.headers.id))].sort()).toEqual([...ids].sort());
-      const last = (await peekTransactions(bed.db.url, witness)).find((t) => t.aggregateIds.includes('k4'))!;
+      // The registered schema survived the registry's stop (else the relay would rightly wait for it forever).
+      expect((await new RegistryClient({ url: registry.url }).latest(down.subject)).type).toBe('AVRO');
+      await down.collector.waitForDistinct(5, 120_000);
+      expect([...new Set(down.collector.records.map((x) => x.headers.id))].sort()).toEqual([...down.ids].sort());
       const until = Date.now() + 30_000;
-      while ((await confirmedFlushLsn(bed.db.url, slot)) < last.endLsn && Date.now() < until) await new Promise((res) => setTimeout(res, 250));
-      expect(await confirmedFlushLsn(bed.db.url, slot)).toBeGreaterThanOrEqual(last.endLsn);
+      while ((await confirmedFlushLsn(bed.db.url, down.slot)) < down.last.endLsn && Date.now() < until) await new Promise((res) => setTimeout(res, 250));
+      expect(await confirmedFlushLsn(bed.db.url, down.slot)).toBeGreaterThanOrEqual(down.last.endLsn);
     } finally {
       if (
-        !(await fetch(`${registry.url}/subjects`)
-          .then((x) => x.ok)
-          .catch(() => false))
+        !(await fetch(`${registry.url}/subjects`).then(
+          (x) => x.ok,
+          () => false,
+        ))
+      )
+        await registry.start();
+    }
+  }, 300_000);
+
+  it('negative control: a relay that publishes the JSON when the registry is down is caught by the same checks', async () => {
+    try {
+      const down = await whileRegistryDown('encode-json-when-registry-down');
+      // Caught: it publishes values that are not in the wire format, and confirms past them, while the registry is down.
+      expect(down.publishedWhileDown).toBeGreaterThan(0);
+      expect(down.collector.records.some((x) => x.value![0] !== 0)).toBe(true);
+    } finally {
+      if (
+        !(await fetch(`${registry.url}/subjects`).then(
+          (x) => x.ok,
+          () => false,
+        ))
       )
         await registry.start();
     }

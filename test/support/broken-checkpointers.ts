@@ -71,6 +71,8 @@ export type RelayVariant =
   | 'same-epoch-after-error'
   | 'publish-non-transactional'
   | 'recover-without-backfill'
+  // broken-value-encoder.ts's:
+  | 'encode-json-when-registry-down'
   // broken-zoo.ts's (the regression zoo):
   | 'skip-same-lsn-after-restart'
   | 'skip-change-at-resume-lsn'

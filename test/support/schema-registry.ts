@@ -20,7 +20,7 @@ export interface SchemaRegistryProcess {
   /** Milliseconds from spawn to the API answering, for the last start. */
   readonly startMs: number;
   start(): Promise<void>;
-  /** SIGKILL: the registry is down (its data stays on disk). */
+  /** The registry is down (its data stays on disk). */
   stop(): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -84,9 +84,13 @@ export async function startSchemaRegistry(): Promise<SchemaRegistryProcess> {
       const c = child;
       child = null;
       if (!c || c.exitCode !== null) return;
+      // SIGTERM: Quarkus closes the H2 database, so what was registered just before is on disk after a restart
+      // (H2 writes with a delay, and a SIGKILL right after a registration lost it). SIGKILL if it lingers.
       const exited = new Promise((resolve) => c.once('exit', resolve));
-      c.kill('SIGKILL');
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 15_000);
       await exited;
+      clearTimeout(timer);
     },
     async dispose() {
       await handle.stop();
