@@ -6,6 +6,7 @@ import type { RecoverSettings } from '../recovery/recover-slot.js';
 import type { SinkSettings } from '../sink-factory/create-sink.js';
 import type { SupervisorSettings } from '../relay/relay.js';
 import type { SessionSettings } from '../relay/relay-session.js';
+import { createValueEncoder, type ValueFormatSettings } from '../record-format/value-encoder.js';
 
 /** The daemon's stages, each with the settings it uses and nothing else. */
 export interface RelayStages {
@@ -46,6 +47,14 @@ export function relayStages(config: RunConfig): RelayStages {
   };
   const { slot, publication, source, table } = config;
   const sink = sinkSettings(config);
+  const valueFormat: ValueFormatSettings = {
+    valueFormat: config.valueFormat,
+    schemaRegistryUrl: config.schemaRegistryUrl,
+    schemaRegistrySubject: config.schemaRegistrySubject,
+    schemaRegistryRefreshMs: config.schemaRegistryRefreshMs,
+    schemaRegistryUsername: config.schemaRegistryUsername,
+    schemaRegistryPassword: config.schemaRegistryPassword,
+  };
   return {
     pg,
     preflight: { ...pg, ...columns, slot, publication, source, table, createSlot: config.createSlot, failoverSlot: config.failoverSlot, shard: config.shard },
@@ -78,6 +87,8 @@ export function relayStages(config: RunConfig): RelayStages {
       replicationTimeoutMs: config.replicationTimeoutMs,
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       offsetsTopic: config.offsetsTopic,
+      // One encoder for the daemon's life: its schema cache outlives session restarts.
+      valueEncoder: createValueEncoder(valueFormat),
     },
     sink,
     observability: {
@@ -91,6 +102,7 @@ export function relayStages(config: RunConfig): RelayStages {
     recover: {
       ...sink,
       ...columns,
+      ...valueFormat,
       slot,
       table,
       topic: config.topic,

@@ -5,6 +5,7 @@ import { readSecretFile } from '../secrets/read-secret-file.js';
 import { MAX_SHARDS, parseShard, shardName } from '../shards/shard-spec.js';
 import { RECORD_HEADER_NAMES } from '../record-format/record-headers.js';
 import { DEFAULT_CLOUDEVENTS_SOURCE, RECORD_FORMATS } from '../record-format/record-formats.js';
+import { checkSchemaRegistryOptions, schemaRegistryOptions } from './schema-registry-options.js';
 
 /**
  * The one config schema: every option, its type, its default and its
@@ -123,6 +124,7 @@ export const configSchema = z
         description:
           'CloudEvents source attribute (--record-format cloudevents-*), a URI reference: {table} ("schema.table", or the message prefix) and {aggregate_type} are replaced per record',
       }),
+    ...schemaRegistryOptions,
     columnId: identifier.default(COLUMNS.id).meta({ group: 'Outbox columns', description: 'Column holding the event id (uuid or text)' }),
     columnAggregateType: identifier
       .default(COLUMNS.aggregateType)
@@ -350,6 +352,15 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: [file], message: `give either ${value} or ${file}, not both` });
       }
     }
+    checkSchemaRegistryOptions(c, (path, message) => ctx.addIssue({ code: 'custom', path: [path], message }));
+    // A structured CloudEvent is a JSON document with the payload inside; a registry-encoded value would replace it.
+    if (c.valueFormat !== 'json' && c.recordFormat === 'cloudevents-structured') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['valueFormat'],
+        message: `valueFormat ${c.valueFormat} cannot be used with recordFormat cloudevents-structured (the event is a JSON document); use cloudevents-binary`,
+      });
+    }
     if (c.saslMechanism && !c.saslUsername) ctx.addIssue({ code: 'custom', path: ['saslUsername'], message: 'required with saslMechanism' });
     if (c.saslMechanism && c.saslPassword === undefined && c.saslPasswordFile === undefined) {
       ctx.addIssue({ code: 'custom', path: ['saslPassword'], message: 'required with saslMechanism (or saslPasswordFile)' });
@@ -368,7 +379,7 @@ export const configSchema = z
   // Secrets given as files (--database-url-file, --sasl-password-file) are read
   // once here, so everything downstream sees one value; the path stays for the log.
   .transform((c, ctx) => {
-    const read = (key: 'databaseUrlFile' | 'saslPasswordFile'): string | undefined => {
+    const read = (key: 'databaseUrlFile' | 'saslPasswordFile' | 'schemaRegistryPasswordFile'): string | undefined => {
       const file = c[key];
       if (file === undefined) return undefined;
       try {
@@ -380,6 +391,7 @@ export const configSchema = z
     };
     const databaseUrl = read('databaseUrlFile');
     const saslPassword = read('saslPasswordFile');
+    const schemaRegistryPassword = read('schemaRegistryPasswordFile');
     // One shard of a sharded outbox: its own slot, publication, prefix and so its own transactional id and watermark.
     const index = c.shard === undefined ? undefined : parseShard(c.shard).index;
     const sharded: { slot?: string; publication?: string; messagePrefix?: string; transactionalId?: string } =
@@ -399,5 +411,6 @@ export const configSchema = z
       ...(transactionalId !== undefined ? { transactionalId } : {}),
       ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       ...(saslPassword !== undefined ? { saslPassword } : {}),
+      ...(schemaRegistryPassword !== undefined ? { schemaRegistryPassword } : {}),
     };
   });

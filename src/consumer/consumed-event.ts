@@ -52,6 +52,8 @@ export interface DecodeOptions<P> {
   idHeader?: string | undefined;
   /** Turns the parsed JSON into the handler's payload type (e.g. a zod schema's parse); a throw makes the record poison. */
   parsePayload?: ((json: unknown, event: ConsumedEvent<unknown>) => P) | undefined;
+  /** Decodes the value instead of JSON.parse (the schema registry's wire format); a throw makes the record poison. */
+  decodeValue?: ((value: Buffer) => unknown) | undefined;
 }
 
 export function stringHeaders(headers: IHeaders | undefined): Record<string, string> {
@@ -133,7 +135,8 @@ export function decodeRecord<P = unknown>(topic: string, partition: number, mess
   let jsonError: unknown = null;
   if (value !== null) {
     try {
-      json = JSON.parse(value.toString('utf8'));
+      // A structured CloudEvent is always a JSON document; otherwise the registry's decoder, when given, reads the value.
+      json = options.decodeValue && !structured ? options.decodeValue(value) : JSON.parse(value.toString('utf8'));
     } catch (error) {
       jsonError = error;
     }
@@ -154,7 +157,8 @@ export function decodeRecord<P = unknown>(topic: string, partition: number, mess
     );
   }
   if (value === null) return poison(`record for outbox id ${id} has no value (a tombstone?); outbox records always carry the payload`);
-  if (jsonError !== null) return poison(`value of outbox id ${id} is not JSON: ${errorText(jsonError)}`);
+  if (jsonError !== null)
+    return poison(`value of outbox id ${id} is not ${options.decodeValue && !structured ? 'decodable with its schema' : 'JSON'}: ${errorText(jsonError)}`);
   let rawPayload = value;
   if (document !== null) {
     // A structured CloudEvent's payload is its data (JSON, as the relay writes it: datacontenttype application/json).

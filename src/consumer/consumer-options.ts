@@ -2,6 +2,7 @@ import type { KafkaConfig } from 'kafkajs';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import type { SchemaRegistrySettings } from '../schema-registry/registry-client.js';
 import type { ConsumedEvent } from './consumed-event.js';
 import { DEFAULT_PROCESSED_TABLE } from './processed-messages.js';
 import { quoteTableName } from './sql.js';
@@ -25,6 +26,12 @@ export interface IdempotentConsumerOptions<P = unknown> {
   handler: EventHandler<P>;
   /** Turns the parsed JSON payload into `P` (e.g. `(j) => schema.parse(j)`); a throw makes the record poison. */
   parsePayload?: (json: unknown, event: ConsumedEvent<unknown>) => P;
+  /**
+   * Values written with --value-format avro|json-schema: decoded with the
+   * schema their id names in this Confluent-compatible registry (the payload
+   * is then the decoded value). Without it, values are parsed as JSON.
+   */
+  schemaRegistry?: SchemaRegistrySettings;
   /** Handler attempts per record before `onFailure` applies; default 5. */
   maxAttempts?: number;
   /** Exponential backoff with jitter between attempts; default 200 ms .. 10 s. */

@@ -1,7 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { backoffDelay } from '../relay/backoff.js';
+import { ValueDecoder } from '../schema-registry/value-decoder.js';
 import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
 import { decodeRecord, type DecodeResult } from './consumed-event.js';
 import { errorMessage } from './consumer-errors.js';
@@ -12,7 +14,7 @@ import type { RecordProcessor } from './record-processor.js';
 
 export interface KafkaConsumeLoopOptions<P> extends Pick<
   IdempotentConsumerOptions<P>,
-  'groupId' | 'topics' | 'fromBeginning' | 'consumer' | 'partitionsConsumedConcurrently' | 'idHeader' | 'parsePayload' | 'batch'
+  'groupId' | 'topics' | 'fromBeginning' | 'consumer' | 'partitionsConsumedConcurrently' | 'idHeader' | 'parsePayload' | 'batch' | 'schemaRegistry'
 > {
   processor: RecordProcessor<P>;
   stats: ConsumerStats;
@@ -31,12 +33,14 @@ export interface KafkaConsumeLoopOptions<P> extends Pick<
 export class KafkaConsumeLoop<P> {
   private consumer: Consumer | null = null;
   private readonly batchSize: number;
+  private readonly valueDecoder: ValueDecoder | null;
 
   constructor(
     private readonly kafka: Kafka,
     private readonly o: KafkaConsumeLoopOptions<P>,
   ) {
     this.batchSize = o.batch?.maxRecords ?? 1;
+    this.valueDecoder = o.schemaRegistry ? new ValueDecoder(o.schemaRegistry) : null;
   }
 
   /** Connects and subscribes; records flow only after run(). */
@@ -96,13 +100,35 @@ export class KafkaConsumeLoop<P> {
     const messages = batch.messages;
     for (let i = 0; i < messages.length; i += this.batchSize) {
       if (ctx.halted()) return;
-      const chunk = messages.slice(i, i + this.batchSize).map((m) => this.decode(topic, partition, m));
+      const slice = messages.slice(i, i + this.batchSize);
+      if (this.valueDecoder && !(await this.fetchSchemas(this.valueDecoder, slice, ctx))) return;
+      const chunk = slice.map((m) => this.decode(topic, partition, m));
       if ((await this.o.processor.processChunk(chunk, ctx)) === 'halt') return;
       await heartbeat();
     }
   }
 
   private decode(topic: string, partition: number, message: EachBatchPayload['batch']['messages'][number]): DecodeResult<P> {
-    return decodeRecord<P>(topic, partition, message, { idHeader: this.o.idHeader, parsePayload: this.o.parsePayload });
+    const decodeValue = this.valueDecoder ? (value: Buffer) => this.valueDecoder!.decode(value) : undefined;
+    return decodeRecord<P>(topic, partition, message, { idHeader: this.o.idHeader, parsePayload: this.o.parsePayload, decodeValue });
+  }
+
+  /**
+   * The schemas the chunk's values name, fetched before any of them is
+   * decoded; while the registry is unreachable the partition waits (nothing
+   * is processed or committed) and retries. False when halted meanwhile.
+   */
+  private async fetchSchemas(decoder: ValueDecoder, slice: EachBatchPayload['batch']['messages'], ctx: PartitionContext): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await decoder.prepare(slice.map((m) => m.value));
+        return true;
+      } catch (error) {
+        if (!OutboxTailError.is(error) || !error.retriable) throw error;
+        this.o.log.warn({ err: error.message, attempt }, 'schema registry unreachable; retrying before decoding');
+        await ctx.sleep(backoffDelay(attempt, 500, 30_000));
+        if (ctx.halted()) return false;
+      }
+    }
   }
 }

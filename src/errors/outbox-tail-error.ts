@@ -63,6 +63,12 @@ export type ErrorCode =
   | 'SLOT_NOT_LOST'
   /** recover: no position recorded for the slot and no --since. */
   | 'POSITION_UNKNOWN'
+  /** --value-format avro|json-schema: the schema registry cannot be reached, or answers 5xx (retried; nothing is confirmed past). */
+  | 'SCHEMA_REGISTRY_UNREACHABLE'
+  /** The schema registry refused our credentials (401/403). */
+  | 'SCHEMA_REGISTRY_AUTH_FAILED'
+  /** The schema registry has no such subject or schema id, or holds a schema we cannot compile. */
+  | 'SCHEMA_NOT_FOUND'
   | 'SHUTDOWN_TIMEOUT';
 
 /** Process exit codes, documented in docs/operations.md (Exit codes). */

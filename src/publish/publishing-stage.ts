@@ -8,6 +8,7 @@ import { Lsn } from '../replication/lsn.js';
 import { PgTimestamp } from '../replication/pg-timestamp.js';
 import type { Sealed, Sink, TransactionalSink, WatermarkPosition } from '../sink/sink.js';
 import type { SinkRecord } from '../record-format/sink-record.js';
+import { schemaMismatchError, type ValueEncoder } from '../record-format/value-encoder.js';
 import { shouldPause, shouldResume, type InFlightLimits } from './backpressure.js';
 import type { BadRowPolicies } from './bad-row-policy.js';
 import { endsTransaction, keepKafkaTransactionOpen, nextBatchSize, shouldWaitForFullerBatch, transactionalBatchSize, type BatchLimits } from './batching.js';
@@ -61,6 +62,8 @@ export interface PublishingStageOptions {
   counters: PublishCounters;
   logger: Logger;
   exactlyOnce?: ExactlyOnceOptions | null;
+  /** --value-format avro|json-schema: each event's value is encoded through the schema registry before it is sent. */
+  valueEncoder?: ValueEncoder | null;
 }
 
 /** Records sent in the open Kafka transaction, acknowledged when it commits: no payloads kept, one run per transaction and topic. */
@@ -87,6 +90,10 @@ interface Entry {
   readonly bytes: number;
   /** Sent to the dead-letter topic instead of its own (oversize under dead-letter). */
   deadLettered: boolean;
+  /** --value-format: the value is still the payload's JSON, to be encoded before it is sent. */
+  unencoded: boolean;
+  /** Why the stage halts here when it is not a malformed row (a payload its schema refuses, under `fail`). */
+  haltError?: OutboxTailError;
 }
 
 const isTooLarge = (error: unknown) => OutboxTailError.is(error) && error.code === 'MESSAGE_TOO_LARGE';
@@ -129,7 +136,11 @@ export class PublishingStage {
   private pipeline: { readonly count: number; readonly acked: Promise<void> }[] = [];
   private sentAhead = 0;
 
-  constructor(private readonly options: PublishingStageOptions) {}
+  private readonly encoder: ValueEncoder | null;
+
+  constructor(private readonly options: PublishingStageOptions) {
+    this.encoder = options.valueEncoder ?? null;
+  }
 
   /** Exactly-once: the slot's watermark read from Kafka before run(); transactions at or below it are skipped. */
   startFrom(watermark: Watermark | null): void {
@@ -153,13 +164,13 @@ export class PublishingStage {
     let entry: Entry;
     if (item.kind === 'event') {
       const record = builder.build(item.event);
-      entry = { txn: item.event.txn, record, event: item.event, malformed: null, bytes: record.bytes, deadLettered: false };
+      entry = { txn: item.event.txn, record, event: item.event, malformed: null, bytes: record.bytes, deadLettered: false, unencoded: this.encoder !== null };
       counters.eventsReceived++;
     } else {
       const row = item.row;
       this.options.logger.warn({ event: 'malformed-row', outboxId: row.id, reason: row.reason, policy: policies.malformed.action }, 'malformed outbox row');
       const record = malformedRowRecord(row, policies.malformed, builder);
-      entry = { txn: row.txn, record, event: null, malformed: row, bytes: record?.bytes ?? 0, deadLettered: false };
+      entry = { txn: row.txn, record, event: null, malformed: row, bytes: record?.bytes ?? 0, deadLettered: false, unencoded: false };
     }
     acks.dispatched(entry.txn);
     this.queue.push(entry);
@@ -193,8 +204,13 @@ export class PublishingStage {
       if (this.pipeline.length === 0 && shouldWaitForFullerBatch(unsent, this.draining, limits)) {
         await new Promise((resolve) => setTimeout(resolve, limits.batchMaxWaitMs));
       }
+      if (this.encoder) {
+        await this.encodeAhead(this.encoder, this.sentAhead);
+        // A value the schema refused halts: the batches in flight ahead of it settle first (the check at the top).
+        if (this.pipeline.length > 0 && this.queue.peek(this.sentAhead)!.record === null) continue;
+      }
       const head = this.queue.peek(this.sentAhead)!;
-      if (head.record === null) await this.halt(malformedRowError(head.malformed!));
+      if (head.record === null) await this.halt(head.haltError ?? malformedRowError(head.malformed!));
       const offset = this.sentAhead;
       const count = nextBatchSize({ length: this.queue.length - offset, peek: (i) => this.queue.peek(offset + i) }, limits);
       const records: SinkRecord[] = new Array(count);
@@ -262,11 +278,12 @@ export class PublishingStage {
       if (shouldWaitForFullerBatch(this.queue.length, this.draining, limits)) {
         await new Promise((resolve) => setTimeout(resolve, limits.batchMaxWaitMs));
       }
+      if (this.encoder) await this.encodeAhead(this.encoder);
       const head = this.queue.peek()!;
       if (head.record === null) {
         // Everything before the bad row is committed (and confirmed) before the relay halts on it.
         await this.commitIfComplete(eo, true);
-        await this.halt(malformedRowError(head.malformed!));
+        await this.halt(head.haltError ?? malformedRowError(head.malformed!));
       }
       const count = transactionalBatchSize(this.queue, limits);
       const records: SinkRecord[] = new Array(count);
@@ -435,7 +452,7 @@ export class PublishingStage {
       const entry = this.queue.shift()!;
       this.queuedBytes -= entry.bytes;
       const topic = entry.record!.topic;
-      const deadLetter = entry.event === null;
+      const deadLetter = entry.event === null || entry.deadLettered;
       const run = this.uncommitted[this.uncommitted.length - 1];
       if (run && run.txn === entry.txn && run.topic === topic && run.deadLetter === deadLetter) run.count++;
       else this.uncommitted.push({ txn: entry.txn, topic, deadLetter, count: 1 });
@@ -443,6 +460,43 @@ export class PublishingStage {
       this.lastSent = entry.txn;
     }
     if (flow.isPaused && !this.draining && shouldResume(this.inFlight(), limits)) flow.resume();
+  }
+
+  /**
+   * --value-format: encodes the values of the next batch's worth of queued
+   * events, in order, before any of them is sent. A payload its schema refuses
+   * goes through --on-malformed: a dead-letter pointer, or (fail) the stage
+   * halts on it after publishing and confirming what came before. A registry
+   * that cannot be reached rejects here: nothing of this batch was sent, and
+   * the session restarts from the slot.
+   */
+  private async encodeAhead(encoder: ValueEncoder, from = 0): Promise<void> {
+    const { limits, policies, builder, logger } = this.options;
+    // The bound is read again after every await: events enqueued meanwhile may join the batch, so they are encoded too.
+    for (let i = from; i < Math.min(this.queue.length, from + limits.batchMaxMessages); i++) {
+      const entry = this.queue.peek(i)!;
+      if (!entry.unencoded) continue;
+      const record = entry.record!;
+      const event = entry.event!;
+      const result = encoder.tryEncode(record, event) ?? (await encoder.encode(record, event));
+      entry.unencoded = false;
+      if (result.ok) {
+        record.value = result.value;
+        continue;
+      }
+      logger.warn(
+        { event: 'schema-mismatch', outboxId: event.id, subject: result.subject, schemaId: result.schemaId, policy: policies.malformed.action },
+        'payload does not fit its schema',
+      );
+      if (policies.malformed.action === 'dead-letter') {
+        entry.record = builder.deadLetter(event, `schema: ${result.reason}`, record.topic, policies.malformed.topic);
+        entry.deadLettered = true;
+      } else {
+        entry.record = null;
+        entry.haltError = schemaMismatchError(event, result);
+        return;
+      }
+    }
   }
 
   /** Stop reading, publish what is queued, then let run() resolve. */

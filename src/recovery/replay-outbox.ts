@@ -7,11 +7,13 @@ import { Lsn } from '../replication/lsn.js';
 import { createKafkaSink, type SinkSettings } from '../sink-factory/create-sink.js';
 import { createRecordBuilder, type RecordFormatSettings } from '../record-format/create-record-builder.js';
 import type { SinkRecord } from '../record-format/sink-record.js';
+import { createValueEncoder, type ValueFormatSettings } from '../record-format/value-encoder.js';
 import type { TimeWindow } from './time-window.js';
 import { collectWindow, dropWindow, MISSING_ROWS, openWindow, type VerifySettings } from './verify-outbox.js';
 
-/** What replay uses: verify's window and record format, and the sink's settings (published at least once, whatever --delivery says). */
-export interface ReplaySettings extends VerifySettings, SinkSettings, Pick<RecordFormatSettings, 'recordFormat' | 'cloudeventsSource'> {}
+/** What replay uses: verify's window and record format, the value format, and the sink's settings (published at least once, whatever --delivery says). */
+export interface ReplaySettings
+  extends VerifySettings, SinkSettings, Pick<RecordFormatSettings, 'recordFormat' | 'cloudeventsSource'>, Partial<ValueFormatSettings> {}
 
 export interface ReplayOptions {
   window: TimeWindow;
@@ -64,6 +66,7 @@ export async function replayOutbox(client: pg.Client, config: ReplaySettings, op
 
   const mapper = new RowMapper(columnMapping(config), config.table);
   const builder = createRecordBuilder(config);
+  const encoder = createValueEncoder(config);
   const replayedAt = new Date(started).toISOString();
   const sink = options.dryRun ? null : createKafkaSink({ ...config, delivery: 'at-least-once' }, logger);
   const report: ReplayReport = {
@@ -103,6 +106,15 @@ export async function replayOutbox(client: pg.Client, config: ReplaySettings, op
           continue;
         }
         const record = builder.build(event);
+        if (encoder) {
+          // --value-format: as the relay encodes it; a payload its schema refuses is listed, never sent.
+          const encoded = encoder.tryEncode(record, event) ?? (await encoder.encode(record, event));
+          if (!encoded.ok) {
+            report.malformed.push({ id: event.id, reason: `schema: ${encoded.reason}` });
+            continue;
+          }
+          record.value = encoded.value;
+        }
         delete record.headers.commit_lsn;
         record.headers.outbox_tail_replay = replayedAt;
         records.push(record);

@@ -14,6 +14,7 @@ import { Heartbeat } from '../replication/heartbeat.js';
 import { ReplicationSource } from '../replication/replication-source.js';
 import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
 import { createRecordBuilder } from '../record-format/create-record-builder.js';
+import type { ValueEncoder } from '../record-format/value-encoder.js';
 import { alreadyPublished, type SkipRule } from '../exactly-once/skip-published.js';
 import type { Watermark } from '../exactly-once/watermark.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
@@ -44,6 +45,8 @@ export interface SessionSettings extends ColumnSettings, BatchLimits, InFlightLi
   replicationTimeoutMs: number;
   heartbeatIntervalMs: number;
   offsetsTopic: string;
+  /** --value-format avro|json-schema, or null (json). */
+  valueEncoder?: ValueEncoder | null;
 }
 
 export interface RelaySessionOptions {
@@ -133,6 +136,7 @@ export class RelaySession {
         confirm: () => status.flush(),
         counters: stats,
         logger: this.log,
+        valueEncoder: config.valueEncoder ?? null,
         exactlyOnce: transactional && { sink: transactional, skipRule: this.options.skipRule ?? alreadyPublished, frontier: checkpointer },
       });
       // Exactly-once: never confirm past the last watermark in a committed Kafka transaction (the watermark rule),

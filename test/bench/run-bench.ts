@@ -46,11 +46,12 @@ import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VAR
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
 import { matchRecords, type RecordMatch } from './debezium/record-match.js';
 import { writeCharts, type BenchResultLike } from './bench-charts.js';
+import { benchValueFormat, valueFormatLine } from './value-format.js';
 import { outboxRecordSize, producerPerfTest, type PerfTestLimit } from './perf-test-limit.js';
 
 // ---------------------------------------------------------------- options
 
-const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side', 'tracing'] as const;
+const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side', 'tracing', 'value_format'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const { values: flags } = parseArgs({
@@ -1306,6 +1307,11 @@ async function main(): Promise<void> {
     if (has('tracing')) {
       log('tracing: what OpenTelemetry costs per event when on (test/bench/tracing-cost.ts)');
       result.tracing = await tracingCost(log);
+    }
+    if (has('value_format')) {
+      const vf = await benchValueFormat();
+      log(valueFormatLine(vf));
+      result.value_format = vf;
     }
   } finally {
     await admin.disconnect().catch(() => undefined);

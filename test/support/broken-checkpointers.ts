@@ -73,6 +73,8 @@ export type RelayVariant =
   | 'recover-without-backfill'
   // broken-pipeline.ts's:
   | 'pipeline-resend-behind'
+  // broken-value-encoder.ts's:
+  | 'encode-json-when-registry-down'
   // broken-zoo.ts's (the regression zoo):
   | 'skip-same-lsn-after-restart'
   | 'skip-change-at-resume-lsn'

@@ -17,6 +17,7 @@ import { MESSAGE_VARIANTS } from './broken-message-mapper.js';
 import { RECOVERY_VARIANTS } from './broken-recovery.js';
 import { PIPELINE_VARIANTS } from './broken-pipeline.js';
 import { ZOO_VARIANTS, zooExtras } from './broken-zoo.js';
+import { installValueEncoderVariant, VALUE_ENCODER_VARIANTS } from './broken-value-encoder.js';
 
 const variant = process.argv[2] ?? '';
 const config = toRunConfig(resolveConfig({ env: process.env }));
@@ -25,16 +26,21 @@ const extras =
   (await zooExtras(variant, base, { databaseUrl: config.databaseUrl!, slot: config.slot })) ??
   (base
     ? { checkpointerFactory: base }
-    : (EXACTLY_ONCE_VARIANTS[variant] ?? MESSAGE_VARIANTS[variant] ?? RECOVERY_VARIANTS[variant] ?? PIPELINE_VARIANTS[variant]));
+    : (EXACTLY_ONCE_VARIANTS[variant] ??
+      MESSAGE_VARIANTS[variant] ??
+      RECOVERY_VARIANTS[variant] ??
+      PIPELINE_VARIANTS[variant] ??
+      VALUE_ENCODER_VARIANTS[variant]));
 if (!extras) {
   process.stderr.write(
-    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS), ...Object.keys(RECOVERY_VARIANTS), ...Object.keys(PIPELINE_VARIANTS), ...ZOO_VARIANTS].join(', ')}\n`,
+    `unknown variant ${variant}; use one of ${[...Object.keys(VARIANTS), ...Object.keys(EXACTLY_ONCE_VARIANTS), ...Object.keys(MESSAGE_VARIANTS), ...Object.keys(RECOVERY_VARIANTS), ...Object.keys(PIPELINE_VARIANTS), ...Object.keys(VALUE_ENCODER_VARIANTS), ...ZOO_VARIANTS].join(', ')}\n`,
   );
   process.exit(2);
 }
 if (variant === 'skip-begin-at-resume-lsn') {
   await installResumeFilter(config.databaseUrl!, config.slot, (line) => process.stderr.write(`relay-variant: ${line}\n`));
 }
+installValueEncoderVariant(variant);
 runDaemon(config, extras).then(
   (code) => process.exit(code),
   (error) => {
