@@ -58,7 +58,7 @@ describe('benchmark smoke run', () => {
     expect(result).toMatchObject({
       catchup,
       catchup_batched: catchup,
-      limits: { decode_events_per_sec: number, kafka_events_per_sec: number },
+      limits: { decode_events_per_sec: number, kafka_events_per_sec: number, perf_test_events_per_sec: number },
       steady: [
         { rate: 200, p50_ms: number, p99_ms: number, max_ms: number, cpu, relay_sends: { requests: number, mean_records: number } },
         { rate: 500, p50_ms: number, p99_ms: number, max_ms: number, cpu, relay_sends: { requests: number, mean_records: number } },
