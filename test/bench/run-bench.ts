@@ -9,11 +9,11 @@
  * Progress goes to stderr; without --json stdout gets a table, with --json
  * the last line of stdout is one JSON object.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
 import { configSchema } from '../../src/config/config-schema.js';
@@ -34,7 +34,7 @@ import {
   withClient,
   type BenchDatabase,
 } from './bench-db.js';
-import { cpuWindow, processCpuSeconds, type CpuWindow } from '../support/proc-stats.js';
+import { cpuWindow, machineCpuSeconds, processCpuSeconds, type CpuWindow } from '../support/proc-stats.js';
 import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
 import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
@@ -48,11 +48,15 @@ import { matchRecords, type RecordMatch } from './debezium/record-match.js';
 import { writeCharts, type BenchResultLike } from './bench-charts.js';
 import { benchValueFormat, valueFormatLine } from './value-format.js';
 import { outboxRecordSize, producerPerfTest, type PerfTestLimit } from './perf-test-limit.js';
+import { shardCatchupFigures, speedups, usPerEvent, type ShardCatchupFigures } from './shard-figures.js';
+import { MAX_SHARDS, shardName } from '../../src/shards/shard-spec.js';
 
 // ---------------------------------------------------------------- options
 
-const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side', 'tracing', 'value_format'] as const;
+const SCENARIOS = ['catchup', 'catchup_batched', 'limits', 'steady', 'big_txn', 'polling', 'write_side', 'tracing', 'value_format', 'shards'] as const;
 type Scenario = (typeof SCENARIOS)[number];
+/** `shards` runs only when asked for (--shards LIST, or --scenarios shards): N relays at once on a 2-core machine is a run of its own. */
+const DEFAULT_SCENARIOS = SCENARIOS.filter((s) => s !== 'shards');
 
 const { values: flags } = parseArgs({
   options: {
@@ -66,6 +70,8 @@ const { values: flags } = parseArgs({
     'warmup-seconds': { type: 'string' },
     partitions: { type: 'string' },
     scenarios: { type: 'string' },
+    shards: { type: 'string' },
+    'shard-rate': { type: 'string' },
     json: { type: 'boolean', default: false },
     'json-out': { type: 'string' },
     quick: { type: 'boolean', default: false },
@@ -106,6 +112,13 @@ if (flags.help) {
                         10 with --compare: Debezium's JIT needs seconds to warm up)
   --partitions P        partitions of every bench topic (default 3)
   --scenarios LIST      subset of ${SCENARIOS.join(',')}
+                        (shards runs only when named here or given --shards)
+  --shards LIST         shards: shard counts, e.g. 1,2,4 (default 1,2,4): per N, init --shards N on a truncated
+                        outbox, --events single-row transactions, then N relays (run --shard i/N) at once;
+                        catch-up events/s, per-relay peak RSS, walsender and relay CPU per event. Without
+                        --scenarios, adds shards to the default scenarios
+  --shard-rate R        shards: after each catch-up, a steady writer at R/s on the same N relays, its p99
+                        (default 5000; 0 skips it); --steady-seconds and --warmup-seconds apply
   --json                last stdout line = one JSON object
   --json-out FILE       also write that JSON object to FILE (with the table on stdout)
   --quick               small sizes: a smoke run (~1-2 min)
@@ -159,7 +172,11 @@ const opts = {
   writeRounds: num(flags['write-rounds'], quick ? 2 : 3),
   warmupSeconds: num(flags['warmup-seconds'], quick ? 1 : 2),
   partitions: num(flags.partitions, 3),
-  scenarios: new Set<Scenario>((flags.scenarios?.split(',') as Scenario[] | undefined) ?? SCENARIOS),
+  scenarios: new Set<Scenario>(
+    (flags.scenarios?.split(',') as Scenario[] | undefined) ?? [...DEFAULT_SCENARIOS, ...(flags.shards ? (['shards'] as const) : [])],
+  ),
+  shards: (flags.shards ?? '1,2,4').split(',').map(Number),
+  shardRate: num(flags['shard-rate'], 5000),
   pollIntervalMs: num(flags['poll-interval-ms'], 10),
   relayEnv: Object.fromEntries((flags['relay-env'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<string, string>,
   // As deployed (Dockerfile, systemd unit) unless told otherwise; --node-args= (empty) measures bare node.
@@ -229,6 +246,9 @@ for (const [k, v] of [
 ] as const) {
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${k} must be a positive number`);
 }
+for (const n of opts.shards)
+  if (!Number.isInteger(n) || n < 1 || n > MAX_SHARDS) throw new Error(`--shards must list whole numbers 1-${MAX_SHARDS}, comma separated`);
+if (!Number.isFinite(opts.shardRate) || opts.shardRate < 0) throw new Error('--shard-rate must be 0 (none) or a rate per second');
 // The relay's batch settings (its defaults unless --relay-env sets them), also used by the Kafka limit and the polling baseline.
 const configDefaults = configSchema.parse({});
 const BATCH_MAX_MESSAGES = Number(opts.relayEnv.OUTBOX_TAIL_BATCH_MAX_MESSAGES ?? configDefaults.batchMaxMessages);
@@ -479,6 +499,20 @@ function endLsnOf(ctx: Ctx, table: string, type: string): Promise<Lsn> {
   return TIME_TO_LAST_COMMIT ? lastCommitEndLsn(ctx.pg, table, type) : currentWalLsn(ctx.pg);
 }
 
+/**
+ * After a backlog is written: its WAL (~300 MB at 200,000 rows) would start a
+ * checkpoint inside the first relay's catch-up only (with two delivery modes,
+ * or two relays, on one backlog, whichever goes first would pay for it).
+ * Likewise autovacuum, which 200,000 inserts trigger
+ * (autovacuum_vacuum_insert_threshold) and which would otherwise run beside
+ * the first relay: vacuumed now, with the checkpoint after it.
+ */
+async function settleBacklog(ctx: Ctx): Promise<void> {
+  await ctx.pg.query('checkpoint');
+  await ctx.pg.query('vacuum (analyze) outbox');
+  await ctx.pg.query('checkpoint');
+}
+
 async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: number, slots: number): Promise<Backlog> {
   const type = `bench_${label}_${ctx.runId}`;
   const topic = `outbox.event.${type}`;
@@ -493,13 +527,7 @@ async function prepareBacklog(ctx: Ctx, label: string, events: number, perTxn: n
   const t0 = Date.now();
   await insertBacklog(ctx.db.url, 'outbox', type, events, perTxn);
   const endLsn = await endLsnOf(ctx, 'outbox', type);
-  // The backlog's WAL (~300 MB at 200,000 rows) would start a checkpoint inside the first relay's catch-up only:
-  // with two delivery modes (or two relays) on one backlog, whichever goes first would pay for it.
-  await ctx.pg.query('checkpoint');
-  // Likewise autovacuum, which 200,000 inserts trigger (autovacuum_vacuum_insert_threshold) and which would otherwise
-  // run beside the first relay: vacuumed now, with the checkpoint after it.
-  await ctx.pg.query('vacuum (analyze) outbox');
-  await ctx.pg.query('checkpoint');
+  await settleBacklog(ctx);
   log(
     `  backlog: ${events} rows in ${perTxn === 1 ? 'single-row' : `${perTxn}-row`} transactions written in ${((Date.now() - t0) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`,
   );
@@ -1060,6 +1088,199 @@ async function writeSide(
   return { seconds: opts.writeSeconds, concurrency: opts.writeConcurrency, rounds: opts.writeRounds, settings, variants };
 }
 
+// ---------------------------------------------------------------- shards
+
+/** A steady writer on the N relays of a shard run, after their catch-up. */
+interface ShardSteady {
+  rate: number;
+  achieved_rate: number;
+  records: number;
+  p50_ms: number;
+  p99_ms: number;
+  p999_ms: number;
+  max_ms: number;
+  /** Every relay's peak RSS at the end of the steady run (VmHWM: the catch-up's peak included). */
+  relay_peak_rss_mb: number[];
+  /** Over the writer's run and until done, per record written: all relays, and each walsender. */
+  relay_cpu_us_per_event: number;
+  walsender_cpu_us_per_event_per_slot: number | null;
+  machine_busy_cores: number | null;
+}
+
+interface ShardResult extends ShardCatchupFigures {
+  records_in_kafka: number;
+  /** This N's catch-up over the first N of --shards. */
+  speedup_vs_first: { vs_shards: number; events_per_sec: number; events_per_sec_after_startup: number };
+  steady: ShardSteady | null;
+  loadavg_1m: number;
+}
+
+const execFileAsync = promisify(execFile);
+const cpuOf = (p: BenchProcess) => processCpuSeconds(p.pid) ?? p.cpuSeconds();
+
+/** `outbox-tail init --shards N` as an operator runs it: N row-filtered publications and N slots. */
+async function initShards(ctx: Ctx, slot: string, publication: string, n: number): Promise<string> {
+  const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot });
+  const { stdout } = await execFileAsync(
+    RELAY_NODE ?? process.execPath,
+    [RELAY_BIN, 'init', '--slot', slot, '--publication', publication, '--shards', String(n)],
+    { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env } },
+  );
+  return stdout;
+}
+
+/** Polls until `records` are in `topic` and every shard slot confirmed `endLsn`: the time the last of them held. */
+async function waitShardsDone(
+  ctx: Ctx,
+  what: string,
+  relays: BenchProcess[],
+  slots: string[],
+  target: { topic: string; records: number; endLsn: Lsn; timeoutMs: number },
+): Promise<{ doneAt: number; records: number }> {
+  const { records, doneAt } = await waitDone(ctx, what, { topic: target.topic, records: target.records, timeoutMs: target.timeoutMs, proc: relays[0]! });
+  let last = doneAt;
+  for (const [i, slot] of slots.entries())
+    last = (await waitDone(ctx, `${what}, slot ${slot}`, { slot, endLsn: target.endLsn, timeoutMs: target.timeoutMs, proc: relays[i]! })).doneAt;
+  return { doneAt: last, records };
+}
+
+async function shardSteady(ctx: Ctx, n: number, relays: BenchProcess[], slots: string[]): Promise<ShardSteady> {
+  const rate = opts.shardRate;
+  const type = `bench_shards${n}_steady_${ctx.runId}`;
+  const topic = `outbox.event.${type}`;
+  await createTopic(ctx.admin, topic, opts.partitions);
+  // The catch-up's rows out of the way (publish = 'insert': the relays see no TRUNCATE), and a fresh checkpoint.
+  await quiesce(ctx, 'outbox');
+  log(`  shards ${n} at ${rate}/s: writing for ${opts.warmupSeconds} s warm-up + ${opts.steadySeconds} s`);
+  const walsenders = await Promise.all(slots.map((s) => walsenderPid(ctx.pg, s)));
+  const relay0 = relays.map(cpuOf);
+  const ws0 = walsenders.map((pid) => processCpuSeconds(pid));
+  const machine0 = machineCpuSeconds();
+  const t0 = performance.now();
+  const writer = await runWriter({
+    url: ctx.db.url,
+    table: 'outbox',
+    aggregateType: type,
+    rate,
+    seconds: opts.steadySeconds,
+    warmupSeconds: opts.warmupSeconds,
+  });
+  const endLsn = await currentWalLsn(ctx.pg);
+  await waitShardsDone(ctx, `shards ${n} at ${rate}/s`, relays, slots, { topic, records: writer.written, endLsn, timeoutMs: 120_000 });
+  const relayCpu = relays.reduce((a, r, i) => a + cpuOf(r) - relay0[i]!, 0);
+  const ws1 = walsenders.map((pid) => processCpuSeconds(pid));
+  const machine1 = machineCpuSeconds();
+  const seconds = (performance.now() - t0) / 1000;
+  const walsenderCpu = ws0.every((x) => x !== null) && ws1.every((x) => x !== null) ? ws1.reduce((a, x, i) => a + x - ws0[i]!, 0) : null;
+  const { times, visible } = await readAppendTimes(ctx.kafka, topic, writer.written);
+  const stats = latencyStats(rate, writer, visible, times);
+  if (stats.achieved_rate < 0.95 * rate) log(`  warning: shards ${n} at ${rate}/s: the writer reached only ${stats.achieved_rate}/s`);
+  return {
+    rate,
+    achieved_rate: stats.achieved_rate,
+    records: stats.records,
+    p50_ms: stats.p50_ms,
+    p99_ms: stats.p99_ms,
+    p999_ms: stats.p999_ms,
+    max_ms: stats.max_ms,
+    relay_peak_rss_mb: relays.map((r) => Math.round(r.peakRssMb())),
+    relay_cpu_us_per_event: usPerEvent(relayCpu, writer.written),
+    walsender_cpu_us_per_event_per_slot: walsenderCpu === null ? null : usPerEvent(walsenderCpu / n, writer.written),
+    machine_busy_cores: machine0 && machine1 && seconds > 0 ? round((machine1.busy - machine0.busy) / seconds, 2) : null,
+  };
+}
+
+/**
+ * One N of --shards: `init --shards N` on a truncated outbox, --events
+ * single-row transactions written before any relay runs (so every shard slot
+ * holds the whole backlog's WAL), then N relays (`run --shard i/N`) spawned at
+ * once, timed until every record is in Kafka and every shard slot confirmed
+ * the end. Then, on the same relays, the steady writer (--shard-rate). The
+ * shard slots and publications are dropped at the end.
+ */
+async function shardRun(ctx: Ctx, n: number, first: ShardResult | undefined): Promise<ShardResult> {
+  const events = opts.events;
+  const slot = `bench_sh${n}_${ctx.runId}`;
+  const publication = `${slot}_pub`;
+  const type = `bench_shards${n}_${ctx.runId}`;
+  const topic = `outbox.event.${type}`;
+  const slots = Array.from({ length: n }, (_, i) => shardName(slot, i));
+  const publications = Array.from({ length: n }, (_, i) => shardName(publication, i));
+  await createTopic(ctx.admin, topic, opts.partitions);
+  // A fresh outbox for every N: the previous N's rows gone, its WAL behind a checkpoint.
+  await quiesce(ctx, 'outbox');
+  const relays: BenchProcess[] = [];
+  try {
+    const init = await initShards(ctx, slot, publication, n);
+    log(`  init --shards ${n}: ${init.trim().split('\n').slice(1).join('; ')}`);
+    const tb = Date.now();
+    await insertBacklog(ctx.db.url, 'outbox', type, events, 1);
+    const endLsn = await currentWalLsn(ctx.pg);
+    await settleBacklog(ctx);
+    log(`  backlog: ${events} single-row transactions written in ${((Date.now() - tb) / 1000).toFixed(1)} s (end LSN ${Lsn.format(endLsn)})`);
+    const broker0 = processCpuSeconds(ctx.brokerPid());
+    const machine0 = machineCpuSeconds();
+    for (let i = 0; i < n; i++)
+      relays.push(
+        spawnRelay(ctx, `shard-${i}-of-${n}`, slot, 'relay', 'at-least-once', { OUTBOX_TAIL_PUBLICATION: publication, OUTBOX_TAIL_SHARD: `${i}/${n}` }),
+      );
+    const spawnedAt = performance.timeOrigin + Math.min(...relays.map((r) => r.startedAt));
+    const streaming = await Promise.all(
+      relays.map(async (r) => {
+        const line = await r.waitForLog(isStreaming);
+        return { at: logTime(line), cpu: cpuOf(r) };
+      }),
+    );
+    // A walsender is forked for its relay's replication connection: its CPU when done is all it spent on this backlog.
+    const walsenders = await Promise.all(slots.map((s) => walsenderPid(ctx.pg, s)));
+    const done = await waitShardsDone(ctx, `shards ${n}`, relays, slots, { topic, records: events, endLsn, timeoutMs: catchupTimeout(events) });
+    const relayCpuAtDone = relays.map(cpuOf);
+    const walsenderCpuAtDone = walsenders.map((pid) => processCpuSeconds(pid));
+    const broker1 = processCpuSeconds(ctx.brokerPid());
+    const machine1 = machineCpuSeconds();
+    const figures = shardCatchupFigures({
+      shards: n,
+      events,
+      spawnedAt,
+      streamingAt: streaming.map((s) => s.at),
+      doneAt: done.doneAt,
+      relayCpuAtStreaming: streaming.map((s) => s.cpu),
+      relayCpuAtDone,
+      walsenderCpuAtDone,
+      brokerCpu: broker0 === null || broker1 === null ? null : [broker0, broker1],
+      machineBusy: machine0 && machine1 ? [machine0.busy, machine1.busy] : null,
+      relayPeakRssMb: relays.map((r) => r.peakRssMb()),
+    });
+    const [, up] = speedups([first ?? figures, figures]);
+    const steadyR = opts.shardRate > 0 ? await shardSteady(ctx, n, relays, slots) : null;
+    return {
+      ...figures,
+      records_in_kafka: done.records,
+      speedup_vs_first: { vs_shards: up!.vs_shards, events_per_sec: up!.events_per_sec, events_per_sec_after_startup: up!.events_per_sec_after_startup },
+      steady: steadyR,
+      loadavg_1m: round(loadavg()[0]!, 2),
+    };
+  } finally {
+    await Promise.all(relays.map((r) => r.stop()));
+    for (const s of slots) await dropSlot(ctx.db.url, s);
+    for (const p of publications) await ctx.pg.query(`drop publication if exists ${pg.escapeIdentifier(p)}`);
+  }
+}
+
+function shardLine(r: ShardResult): string {
+  const f = (x: number | null) => (x === null ? '-' : `${x} us`);
+  const st = r.steady
+    ? `; steady ${r.steady.rate}/s (writer ${r.steady.achieved_rate}/s): p50 ${r.steady.p50_ms} ms, p99 ${r.steady.p99_ms} ms, max ${r.steady.max_ms} ms, CPU per event relays ${f(r.steady.relay_cpu_us_per_event)}, walsender per slot ${f(r.steady.walsender_cpu_us_per_event_per_slot)}, ${r.steady.machine_busy_cores ?? '-'} cores busy`
+    : '';
+  return (
+    `  shards ${r.shards}: ${r.events_per_sec} events/s from spawn (${r.seconds} s incl. ${r.startup_seconds} s startup), ${r.events_per_sec_after_startup} after startup, ` +
+    `${r.speedup_vs_first.events_per_sec} x (${r.speedup_vs_first.events_per_sec_after_startup} x after startup) ${r.speedup_vs_first.vs_shards} shard(s); ` +
+    `relay peak RSS [${r.relay_peak_rss_mb.join(', ')}] MB; CPU per event: relays ${f(r.relay_cpu_us_per_event)} (+ ${r.relay_startup_cpu_seconds} s startup), ` +
+    `walsenders ${f(r.walsender_cpu_us_per_event)} (${f(r.walsender_cpu_us_per_event_per_slot)} per slot), broker ${f(r.broker_cpu_us_per_event)}, other ${f(r.other_cpu_us_per_event)}; ` +
+    `machine ${r.machine_busy_cores ?? '-'} of ${cpus().length} cores busy; ${r.records_in_kafka} records in Kafka; load ${r.loadavg_1m}${st}`
+  );
+}
+
 // ---------------------------------------------------------------- main
 
 /** The relay's node binary when --relay-node names one runtime (several: compareVariants runs this bench once per runtime). */
@@ -1313,6 +1534,19 @@ async function main(): Promise<void> {
       log(valueFormatLine(vf));
       result.value_format = vf;
     }
+    if (has('shards')) {
+      log(
+        `shards: for N in ${opts.shards.join(', ')}: init --shards N, ${events} single-row transactions, then N relays (run --shard i/N) at once${opts.shardRate > 0 ? `; then ${opts.shardRate}/s on the same relays` : ''}`,
+      );
+      if (!MODES.includes('at-least-once')) log('  shards: the relays run at least once (the scenario has no exactly-once variant)');
+      const out: ShardResult[] = [];
+      for (const n of opts.shards) {
+        const r = await shardRun(ctx, n, out[0]);
+        log(shardLine(r));
+        out.push(r);
+      }
+      result.shards = out;
+    }
   } finally {
     await admin.disconnect().catch(() => undefined);
     await client.end().catch(() => undefined);
@@ -1349,6 +1583,7 @@ async function main(): Promise<void> {
     kafka: versions.kafka,
     partitions: opts.partitions,
     events: opts.events,
+    ...(opts.scenarios.has('shards') ? { shards: opts.shards, shard_rate: opts.shardRate } : {}),
     steady_seconds: opts.steadySeconds,
     write_seconds: opts.writeSeconds,
     write_concurrency: opts.writeConcurrency,
@@ -1447,6 +1682,15 @@ function targets(r: Record<string, unknown>): Verdict[] {
         ok: e.events_per_sec >= 0.8 * alo.events_per_sec,
       });
   }
+  const shardRuns = r.shards as ShardResult[] | undefined;
+  const one = shardRuns?.find((s) => s.shards === 1);
+  const two = shardRuns?.find((s) => s.shards === 2);
+  if (one && two)
+    out.push({
+      target: '2 shards >= 1.25 x 1 shard (catch-up events/s)',
+      value: `${round(two.events_per_sec / one.events_per_sec, 2)} x (${two.events_per_sec} vs ${one.events_per_sec})`,
+      ok: two.events_per_sec >= 1.25 * one.events_per_sec,
+    });
   const eos5k = eos?.steady?.find((s) => s.rate === 5000);
   if (eos5k) out.push({ target: 'exactly-once steady 5,000/s p99 <= 25 ms (read_committed)', value: `${eos5k.p99_ms} ms`, ok: eos5k.p99_ms <= 25 });
   return out;
@@ -1550,6 +1794,16 @@ function table(r: Record<string, unknown>): string {
   if (big) rows.push([`big_txn (${big.rows} rows)`, c(Math.round(big.rows / big.seconds)), c(big.seconds), '-', '-', '-', c(big.peak_rss_mb)]);
   for (const s of (r.steady as SteadyResult[] | undefined) ?? [])
     rows.push([`steady ${s.rate}/s`, c(s.achieved_rate), c(opts.steadySeconds), c(s.p50_ms), c(s.p99_ms), c(s.max_ms), c(s.peak_rss_mb)]);
+  for (const s of (r.shards as ShardResult[] | undefined) ?? [])
+    rows.push([
+      `shards ${s.shards} (catch-up${s.steady ? `; steady ${s.steady.rate}/s` : ''})`,
+      c(s.events_per_sec),
+      c(s.seconds),
+      c(s.steady?.p50_ms),
+      c(s.steady?.p99_ms),
+      c(s.steady?.max_ms),
+      c(Math.max(...s.relay_peak_rss_mb)),
+    ]);
   const polling = r.polling_baseline as { catchup_events_per_sec: number; steady: SteadyResult[] } | undefined;
   if (polling) {
     rows.push(['polling: catchup', c(polling.catchup_events_per_sec), '-', '-', '-', '-', '-']);
