@@ -1129,6 +1129,13 @@ async function initShards(ctx: Ctx, slot: string, publication: string, n: number
   return stdout;
 }
 
+/** Each shard slot's walsender, one query at a time (ctx.pg is one connection). */
+async function walsenderPids(ctx: Ctx, slots: string[]): Promise<Array<number | null>> {
+  const pids: Array<number | null> = [];
+  for (const slot of slots) pids.push(await walsenderPid(ctx.pg, slot));
+  return pids;
+}
+
 /** Polls until `records` are in `topic` and every shard slot confirmed `endLsn`: the time the last of them held. */
 async function waitShardsDone(
   ctx: Ctx,
@@ -1152,7 +1159,7 @@ async function shardSteady(ctx: Ctx, n: number, relays: BenchProcess[], slots: s
   // The catch-up's rows out of the way (publish = 'insert': the relays see no TRUNCATE), and a fresh checkpoint.
   await quiesce(ctx, 'outbox');
   log(`  shards ${n} at ${rate}/s: writing for ${opts.warmupSeconds} s warm-up + ${opts.steadySeconds} s`);
-  const walsenders = await Promise.all(slots.map((s) => walsenderPid(ctx.pg, s)));
+  const walsenders = await walsenderPids(ctx, slots);
   const relay0 = relays.map(cpuOf);
   const ws0 = walsenders.map((pid) => processCpuSeconds(pid));
   const machine0 = machineCpuSeconds();
@@ -1232,7 +1239,7 @@ async function shardRun(ctx: Ctx, n: number, first: ShardResult | undefined): Pr
       }),
     );
     // A walsender is forked for its relay's replication connection: its CPU when done is all it spent on this backlog.
-    const walsenders = await Promise.all(slots.map((s) => walsenderPid(ctx.pg, s)));
+    const walsenders = await walsenderPids(ctx, slots);
     const done = await waitShardsDone(ctx, `shards ${n}`, relays, slots, { topic, records: events, endLsn, timeoutMs: catchupTimeout(events) });
     const relayCpuAtDone = relays.map(cpuOf);
     const walsenderCpuAtDone = walsenders.map((pid) => processCpuSeconds(pid));
