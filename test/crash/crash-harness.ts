@@ -450,7 +450,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     if (writerMode === 'outbox') await Promise.all(relays.map((r) => (r ? streamingOrExit(r) : undefined)));
     const committedEvents = await countEvents();
     const createdEvents = await countEvents('OrderCreated');
-    const deadline = Date.now() + 120_000;
+    // A bound on the whole catch-up that grows with the work: 10,000 orders and 50 kills left the consumer still
+    // making progress at a flat 120 s (2026-12-05, loaded machine). A stall is caught by the quiet limit below.
+    const deadline = Date.now() + Math.max(120_000, committedEvents * 30);
     let lastChange = Date.now();
     let lastSeen = '';
     for (;;) {
