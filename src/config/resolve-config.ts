@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import { redactUrl } from '../logging/redact-url.js';
 import { configSchema } from './config-schema.js';
@@ -116,6 +116,12 @@ function fromEnv(env: Readonly<Record<string, string | undefined>>): Record<stri
 
 function envSource(env: Readonly<Record<string, string | undefined>>, key: OptionKey | DeprecatedKey): string {
   return envNames(key).find((n) => env[n] !== undefined && env[n] !== '') ?? envName(key);
+}
+
+/** The YAML parser, loaded only when a YAML config file is read (a relay without one saves its memory). */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return yaml.parse(text);
 }
 
 /** Reads a config file; keys may be camelCase or kebab-case. */

@@ -2,7 +2,7 @@ import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
 import type { OutboxEvent } from '../outbox/outbox-event.js';
 import { Lsn } from '../replication/lsn.js';
 import { RegistryClient, type SchemaRegistrySettings } from '../schema-registry/registry-client.js';
-import { compileSchema, type SchemaCodec, type SchemaType } from '../schema-registry/schema-codec.js';
+import type { SchemaCodec, SchemaType } from '../schema-registry/schema-codec.js';
 import { frame } from '../schema-registry/wire-format.js';
 import type { SinkRecord } from './sink-record.js';
 
@@ -99,6 +99,8 @@ export class ValueEncoder {
     }
     let codec = this.codecs.get(found.id);
     if (codec === undefined) {
+      // avsc and ajv (2.2 MB of heap, and their parse at start-up) are loaded only by --value-format avro|json-schema.
+      const { compileSchema } = await import('../schema-registry/schema-codec.js');
       try {
         codec = compileSchema(found.type, found.schema);
       } catch (error) {

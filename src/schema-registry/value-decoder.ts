@@ -1,6 +1,6 @@
 import { OutboxTailError } from '../errors/outbox-tail-error.js';
 import { RegistryClient, type SchemaRegistrySettings } from './registry-client.js';
-import { compileSchema, type SchemaCodec } from './schema-codec.js';
+import type { SchemaCodec } from './schema-codec.js';
 import { unframe } from './wire-format.js';
 
 /**
@@ -27,6 +27,8 @@ export class ValueDecoder {
       const id = framed.schemaId;
       try {
         const found = await this.client.byId(id);
+        // Loaded on first use, like the encoder's: a consumer without a registry does without avsc and ajv.
+        const { compileSchema } = await import('./schema-codec.js');
         this.codecs.set(id, compileSchema(found.type, found.schema));
       } catch (error) {
         if (OutboxTailError.is(error) && error.retriable && error.code !== 'SCHEMA_NOT_FOUND') throw error;

@@ -1638,36 +1638,64 @@ function machineCeiling(
   return { events_per_sec: Math.round((catchup!.cpu.cores * 1e6) / total), us_per_event: round(total), parts };
 }
 
+/**
+ * The targets of issue 28 (2026-12): how close the relay comes to the Kafka
+ * side's limits, to Debezium Server, and what it costs. Each verdict says the
+ * claim and the figure from this run; a single run is not the median of three
+ * the issue asks for, so the docs quote medians, not these lines.
+ */
 function targets(r: Record<string, unknown>): Verdict[] {
   const out: Verdict[] = [];
   const catchup = r.catchup as CatchupResult | undefined;
   const limits = r.limits as { decode_events_per_sec: number; kafka_events_per_sec: number; perf_test_events_per_sec?: number } | undefined;
   const steadyR = r.steady as SteadyResult[] | undefined;
   const polling = r.polling_baseline as { catchup_events_per_sec: number; steady: SteadyResult[] } | undefined;
-  if (catchup) out.push({ target: 'catchup >= 50,000 events/s', value: `${catchup.events_per_sec}`, ok: catchup.events_per_sec >= 50_000 });
-  if (catchup && limits) {
-    const ceiling = Math.min(limits.decode_events_per_sec, limits.kafka_events_per_sec);
+  if (catchup && limits)
     out.push({
-      target: 'catchup >= 0.6 x min(decode, kafka)',
-      value: `${round(catchup.events_per_sec / ceiling, 2)} x ${ceiling}`,
-      ok: catchup.events_per_sec >= 0.6 * ceiling,
+      target: 'catchup >= 0.9 x the sink limit (the Kafka client alone)',
+      value: `${round(catchup.events_per_sec / limits.kafka_events_per_sec, 2)} x ${limits.kafka_events_per_sec}`,
+      ok: catchup.events_per_sec >= 0.9 * limits.kafka_events_per_sec,
     });
-  }
   if (catchup && limits?.perf_test_events_per_sec)
     out.push({
       target: 'catchup >= 0.8 x kafka-producer-perf-test',
       value: `${round(catchup.events_per_sec / limits.perf_test_events_per_sec, 2)} x ${limits.perf_test_events_per_sec}`,
       ok: catchup.events_per_sec >= 0.8 * limits.perf_test_events_per_sec,
     });
+  const relayUs = catchup?.cpu.us_per_event.relay;
+  if (relayUs != null) out.push({ target: 'catchup relay CPU <= 15 us/event', value: `${relayUs} us`, ok: relayUs <= 15 });
   const at5k = steadyR?.find((s) => s.rate === 5000);
-  if (at5k) out.push({ target: 'steady 5,000/s p99 <= 15 ms', value: `${at5k.p99_ms} ms`, ok: at5k.p99_ms <= 15 });
+  if (at5k) out.push({ target: 'steady 5,000/s p99 <= 5 ms (at-least-once)', value: `${at5k.p99_ms} ms`, ok: at5k.p99_ms <= 5 });
+  const eos = r.exactly_once as
+    { catchup?: CatchupResult; catchup_batched?: CatchupResult; big_txn?: { peak_rss_mb: number }; steady?: SteadyResult[] } | undefined;
   const rss = [
-    ...(catchup ? [catchup.peak_rss_mb] : []),
-    ...(r.catchup_batched ? [(r.catchup_batched as CatchupResult).peak_rss_mb] : []),
-    ...(r.big_txn ? [(r.big_txn as { peak_rss_mb: number }).peak_rss_mb] : []),
-    ...(steadyR ?? []).map((s) => s.peak_rss_mb),
+    ...[
+      catchup,
+      r.catchup_batched as CatchupResult | undefined,
+      r.big_txn as { peak_rss_mb: number } | undefined,
+      eos?.catchup,
+      eos?.catchup_batched,
+      eos?.big_txn,
+    ]
+      .filter((x) => x !== undefined)
+      .map((x) => x.peak_rss_mb),
+    ...[...(steadyR ?? []), ...(eos?.steady ?? [])].map((s) => s.peak_rss_mb),
   ];
-  if (rss.length) out.push({ target: 'relay peak RSS <= 150 MB (every scenario)', value: `${Math.max(...rss)} MB`, ok: Math.max(...rss) <= 150 });
+  if (rss.length) out.push({ target: 'relay peak RSS <= 120 MB (every scenario)', value: `${Math.max(...rss)} MB`, ok: Math.max(...rss) <= 120 });
+  const cmp = (r.compare as CompareResult | undefined)?.catchup;
+  if (cmp) {
+    const [o, d] = [cmp.outbox_tail, cmp.debezium];
+    out.push({
+      target: '>= 3 x Debezium Server from spawn',
+      value: `${round(o.events_per_sec / d.events_per_sec, 2)} x (${o.events_per_sec} vs ${d.events_per_sec})`,
+      ok: o.events_per_sec >= 3 * d.events_per_sec,
+    });
+    out.push({
+      target: '>= 2.5 x Debezium Server after startup',
+      value: `${round(o.events_per_sec_after_startup / d.events_per_sec_after_startup, 2)} x (${o.events_per_sec_after_startup} vs ${d.events_per_sec_after_startup})`,
+      ok: o.events_per_sec_after_startup >= 2.5 * d.events_per_sec_after_startup,
+    });
+  }
   if (catchup && polling)
     out.push({
       target: 'beats polling: catch-up',
@@ -1678,15 +1706,14 @@ function targets(r: Record<string, unknown>): Verdict[] {
     const p = polling?.steady.find((x) => x.rate === s.rate);
     if (p) out.push({ target: `beats polling: p99 at ${s.rate}/s`, value: `${s.p99_ms} vs ${p.p99_ms} ms`, ok: s.p99_ms < p.p99_ms });
   }
-  const eos = r.exactly_once as { catchup?: CatchupResult; catchup_batched?: CatchupResult; steady?: SteadyResult[] } | undefined;
   for (const key of ['catchup', 'catchup_batched'] as const) {
     const alo = r[key] as CatchupResult | undefined;
     const e = eos?.[key];
     if (alo && e)
       out.push({
-        target: `exactly-once ${key} >= 0.8 x at-least-once`,
+        target: `exactly-once ${key} >= 0.9 x at-least-once`,
         value: `${round(e.events_per_sec / alo.events_per_sec, 2)} x (${e.events_per_sec} vs ${alo.events_per_sec})`,
-        ok: e.events_per_sec >= 0.8 * alo.events_per_sec,
+        ok: e.events_per_sec >= 0.9 * alo.events_per_sec,
       });
   }
   const shardRuns = r.shards as ShardResult[] | undefined;
@@ -1699,7 +1726,7 @@ function targets(r: Record<string, unknown>): Verdict[] {
       ok: two.events_per_sec >= 1.25 * one.events_per_sec,
     });
   const eos5k = eos?.steady?.find((s) => s.rate === 5000);
-  if (eos5k) out.push({ target: 'exactly-once steady 5,000/s p99 <= 25 ms (read_committed)', value: `${eos5k.p99_ms} ms`, ok: eos5k.p99_ms <= 25 });
+  if (eos5k) out.push({ target: 'exactly-once steady 5,000/s p99 <= 10 ms (read_committed)', value: `${eos5k.p99_ms} ms`, ok: eos5k.p99_ms <= 10 });
   return out;
 }
 
