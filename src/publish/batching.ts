@@ -66,19 +66,26 @@ export const KAFKA_TRANSACTION_SPAN_MS = 100;
 
 /**
  * Exactly-once: at a PostgreSQL transaction boundary, keep the open Kafka
- * transaction for the next batch instead of committing now? Only while a full
- * batch is queued (a backlog, where a commit per batch would slow the relay
- * down) and the Kafka transaction is younger than KAFKA_TRANSACTION_SPAN_MS.
- * With less queued it commits at once: under a steady rate each batch is its
- * own Kafka transaction, so nothing waits for records written after it.
+ * transaction for the next batch instead of committing now? Only in a backlog
+ * and while the Kafka transaction is younger than KAFKA_TRANSACTION_SPAN_MS.
+ * A backlog is a full batch queued, or something queued right after a batch
+ * of at least half the limits: in a catch-up the sink empties the queue faster
+ * than one thread decodes it, so a full batch is rarely queued, and without
+ * the second rule every third batch paid a commit (1,613 records per Kafka
+ * transaction, 0.74 x at-least-once). Under a steady rate the batches are far
+ * smaller than half, so each is its own Kafka transaction and nothing waits
+ * for records written after it.
  */
 export function keepKafkaTransactionOpen(
   queued: { messages: number; bytes: number },
   openMs: number,
   limits: Pick<BatchLimits, 'batchMaxMessages' | 'batchMaxBytes'>,
+  lastBatch: { messages: number; bytes: number } = { messages: 0, bytes: 0 },
 ): boolean {
+  if (openMs >= KAFKA_TRANSACTION_SPAN_MS) return false;
   const fullBatchQueued = queued.messages >= limits.batchMaxMessages || queued.bytes >= limits.batchMaxBytes;
-  return fullBatchQueued && openMs < KAFKA_TRANSACTION_SPAN_MS;
+  const largeLastBatch = lastBatch.messages * 2 >= limits.batchMaxMessages || lastBatch.bytes * 2 >= limits.batchMaxBytes;
+  return fullBatchQueued || (queued.messages > 0 && largeLastBatch);
 }
 
 /**

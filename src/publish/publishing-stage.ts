@@ -118,6 +118,8 @@ export class PublishingStage {
   private published = Lsn.of(0n);
   private lastCommitAt = Date.now();
   private uncommitted: UncommittedRun[] = [];
+  /** The size of the last batch sent in exactly-once mode: a large one means a backlog (keepKafkaTransactionOpen). */
+  private lastBatch = { messages: 0, bytes: 0 };
   private uncommittedCount = 0;
   private lastSent: Transaction | null = null;
   /**
@@ -300,7 +302,7 @@ export class PublishingStage {
       const age = this.uncommittedCount === 0 ? 0 : Date.now() - this.openedAt;
       const commitWith =
         endsTransaction(last, this.queue.peek(count)) &&
-        (this.draining || (!keepKafkaTransactionOpen(remaining, age, limits) && !this.sendWhileSealing(remaining.messages)));
+        (this.draining || (!keepKafkaTransactionOpen(remaining, age, limits, { messages: count, bytes }) && !this.sendWhileSealing(remaining.messages)));
       logger.debug({ event: 'batch', records: count, commit: commitWith }, 'publishing batch in a Kafka transaction');
       let sealed: Sealed | null = null;
       try {
@@ -316,6 +318,7 @@ export class PublishingStage {
         });
       }
       this.moveToUncommitted(count);
+      this.lastBatch = { messages: count, bytes };
       counters.batches++;
       if (sealed) this.untilCommitted(last, sealed);
     }
@@ -350,7 +353,7 @@ export class PublishingStage {
     const last = this.lastSent;
     if (!last || !endsTransaction(last, this.queue.peek())) return false;
     // A backlog: the same Kafka transaction takes the next batch too (commits once per several batches).
-    if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits)) return false;
+    if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits, this.lastBatch)) return false;
     if (!now && !this.draining && this.sendWhileSealing(this.queue.length)) return false;
     await this.settle();
     this.untilCommitted(last, await eo.sink.seal(this.watermarkOf(last, this.uncommittedCount)));

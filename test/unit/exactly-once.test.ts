@@ -74,6 +74,15 @@ describe('exactly-once: one Kafka transaction spans several batches only in a ba
   });
   it('commits once the Kafka transaction is KAFKA_TRANSACTION_SPAN_MS old, backlog or not', () => {
     expect(keepKafkaTransactionOpen({ messages: 1_000, bytes: 100_000 }, KAFKA_TRANSACTION_SPAN_MS, limits)).toBe(false);
+    expect(keepKafkaTransactionOpen({ messages: 1, bytes: 10 }, KAFKA_TRANSACTION_SPAN_MS, limits, { messages: 100, bytes: 1_000 })).toBe(false);
+  });
+  it('keeps it open after a batch of at least half the limits while anything is queued (a catch-up the sink outpaces)', () => {
+    expect(keepKafkaTransactionOpen({ messages: 1, bytes: 10 }, 0, limits, { messages: 50, bytes: 100 })).toBe(true);
+    expect(keepKafkaTransactionOpen({ messages: 1, bytes: 10 }, KAFKA_TRANSACTION_SPAN_MS - 1, limits, { messages: 3, bytes: 500 })).toBe(true);
+  });
+  it('commits after a large batch when nothing is queued, and after a small one with less than a full batch queued', () => {
+    expect(keepKafkaTransactionOpen({ messages: 0, bytes: 0 }, 0, limits, { messages: 100, bytes: 1_000 })).toBe(false);
+    expect(keepKafkaTransactionOpen({ messages: 99, bytes: 999 }, 0, limits, { messages: 49, bytes: 499 })).toBe(false);
   });
 });
 
