@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
+import { Lsn } from '../../src/replication/lsn.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
@@ -57,7 +58,12 @@ async function confirmWhileBrokerFrozen(variant: RelayVariant): Promise<{ confir
   await collector.waitForDistinct(2, 60_000).catch(() => (deliveredAfterThaw = false));
   // Relays read the same outbox table: stop this one before the next scenario.
   await relay.kill('SIGKILL');
-  return { confirmedPastUnacked: confirmed > beforeCommit, deliveredAfterThaw };
+  // Measured against the transaction's own Commit record (its commit_lsn header): PostgreSQL skips on replay a
+  // transaction whose Commit starts below the confirmed LSN. Background WAL (running_xacts, checkpoints) may land
+  // between beforeCommit and the insert, and an idle relay rightly confirms a keepalive over it.
+  const unacked = collector.records.find((r) => r.key === 'unacked');
+  const commitLsn = unacked?.headers.commit_lsn === undefined ? beforeCommit : Lsn.parse(unacked.headers.commit_lsn);
+  return { confirmedPastUnacked: confirmed > commitLsn, deliveredAfterThaw };
 }
 
 describe('broker that cannot acknowledge', () => {

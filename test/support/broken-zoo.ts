@@ -9,7 +9,8 @@
  *   acknowledged an event whose LSN is shared by an event of the same
  *   transaction not yet acknowledged (a COPY's rows share their page's LSN).
  * - OUTBOX_TAIL_TEST_HOLD_KAFKA=1: Kafka never acknowledges this relay's
- *   records (send() never settles), as if the broker could not answer.
+ *   records (send() never settles), as if the broker could not answer; each
+ *   send prints `zoo-kafka-held <count> <topic>@<commit_lsn> ...`.
  * - OUTBOX_TAIL_TEST_REPORT_KEEPALIVES=1: after each keepalive, the next time
  *   the status sender reads the safe LSN is written to stderr
  *   (`zoo-status-after-keepalive <keepalive LSN> <safe LSN>`): the relay had its
@@ -233,7 +234,9 @@ class HeldSink implements Sink {
     return this.inner.metadata(topics);
   }
   send(records: readonly SinkRecord[]): Promise<void> {
-    say(`zoo-kafka-held ${records.length}`);
+    // Each held transaction's commit LSN (the Commit record's start), per topic: the test's bound for a safe confirm.
+    const held = new Set(records.map((r) => `${r.topic}@${r.headers.commit_lsn ?? '?'}`));
+    say(`zoo-kafka-held ${records.length} ${[...held].join(' ')}`);
     return new Promise<void>(() => undefined);
   }
 }
