@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import pino from 'pino';
 import { ROOT } from './bench-process.js';
 
 async function load<T>(path: string): Promise<T> {
@@ -20,11 +21,20 @@ export const kafkaSinkModule = () => load<typeof import('../../src/kafka-clients
 export const platformaticSinkModule = () =>
   load<typeof import('../../src/kafka-clients/platformatic/platformatic-sink.js')>('kafka-clients/platformatic/platformatic-sink.js');
 
-/** The relay's sink for `client` (kafkajs or platformatic), compiled. */
-export async function benchSink(
-  client: string,
-  options: import('../../src/kafka-clients/kafka-client-options.js').KafkaSinkOptions,
-): Promise<import('../../src/sink/sink.js').Sink> {
+/**
+ * The relay's sink for `client` (kafkajs or platformatic), compiled, with the
+ * settings every bench helper publishes with: they differ only in client id.
+ */
+export async function benchSink(client: string, brokers: string[], clientId: string): Promise<import('../../src/sink/sink.js').Sink> {
+  const options: import('../../src/kafka-clients/kafka-client-options.js').KafkaSinkOptions = {
+    brokers,
+    clientId,
+    retries: 5,
+    connectTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    allowAutoTopicCreation: false,
+    logger: pino({ level: 'warn' }),
+  };
   if (client === 'platformatic') return new (await platformaticSinkModule()).PlatformaticKafkaSink(options);
   if (client === 'kafkajs') return new (await kafkaSinkModule()).KafkaSink(options);
   throw new Error(`unknown Kafka client ${client}`);

@@ -17,7 +17,6 @@
  * Prints one JSON line: {"event":"kafka-latency-floor","records":N,"p50":ms,"p99":ms,"p999":ms,"max":ms,"requests":r,"cpuSeconds":c}.
  */
 import pg from 'pg';
-import pino from 'pino';
 import { benchSink, recordBuilderModule } from './dist.js';
 import type { SinkRecord } from '../../src/record-format/sink-record.js';
 import { PAYLOAD_SQL } from './bench-db.js';
@@ -59,15 +58,7 @@ async function main(): Promise<void> {
   const warmup = Math.round(args.rate * args.warmupSeconds);
   const total = warmup + Math.round(args.rate * args.seconds);
   const records = await buildRecords(total);
-  const sink = await benchSink(args.kafkaClient, {
-    brokers: args.brokers,
-    clientId: 'outbox-tail-bench-latency-floor',
-    retries: 5,
-    connectTimeoutMs: 10_000,
-    requestTimeoutMs: 30_000,
-    allowAutoTopicCreation: false,
-    logger: pino({ level: 'warn' }),
-  });
+  const sink = await benchSink(args.kafkaClient, args.brokers, 'outbox-tail-bench-latency-floor');
   await sink.connect();
   // The bench starts its writer on this line, so both run over the same seconds.
   process.stdout.write(`${JSON.stringify({ event: 'kafka-latency-floor-ready' })}\n`);

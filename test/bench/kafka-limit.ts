@@ -14,7 +14,6 @@
  * Prints one JSON line: {"event":"kafka-limit","events":N,"seconds":s,"cpuSeconds":c,"batches":b}.
  */
 import pg from 'pg';
-import pino from 'pino';
 import { benchSink, recordBuilderModule } from './dist.js';
 import type { SinkRecord } from '../../src/record-format/sink-record.js';
 import { cutBatches } from './batching.js';
@@ -52,16 +51,7 @@ async function loadRecords(): Promise<SinkRecord[]> {
 async function main(): Promise<void> {
   const records = await loadRecords();
   const batches = cutBatches(records, args.batchMaxMessages, args.batchMaxBytes);
-  const logger = pino({ level: 'warn' });
-  const sink = await benchSink(args.kafkaClient, {
-    brokers: args.brokers,
-    clientId: 'outbox-tail-bench-kafka-limit',
-    retries: 5,
-    connectTimeoutMs: 10_000,
-    requestTimeoutMs: 30_000,
-    allowAutoTopicCreation: false,
-    logger,
-  });
+  const sink = await benchSink(args.kafkaClient, args.brokers, 'outbox-tail-bench-kafka-limit');
   await sink.connect();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();

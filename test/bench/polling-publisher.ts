@@ -14,7 +14,6 @@
  * Prints {"event":"ready"} once connected, {"event":"stopped","sent":N} on SIGTERM.
  */
 import pg from 'pg';
-import pino from 'pino';
 import { benchSink, recordBuilderModule } from './dist.js';
 import { cutBatches } from './batching.js';
 import { OUTBOX_ROW_COLUMNS, rowEvent, type OutboxRowText } from './outbox-row-event.js';
@@ -43,15 +42,7 @@ interface Row extends OutboxRowText {
 async function main(): Promise<void> {
   const client = new pg.Client({ connectionString: args.databaseUrl });
   await client.connect();
-  const sink = await benchSink(args.kafkaClient, {
-    brokers: args.brokers,
-    clientId: 'outbox-tail-bench-polling',
-    retries: 5,
-    connectTimeoutMs: 10_000,
-    requestTimeoutMs: 30_000,
-    allowAutoTopicCreation: false,
-    logger: pino({ level: 'warn' }),
-  });
+  const sink = await benchSink(args.kafkaClient, args.brokers, 'outbox-tail-bench-polling');
   await sink.connect();
   const builder = new RecordBuilder(args.topic);
   let stopping = false;
