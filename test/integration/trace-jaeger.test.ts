@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotentConsumer } from '../../src/consumer/index.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { uniqueName } from '../support/database.js';
-import { freeLoopbackPort, jaegerBinary, jaegerInstalled, jaegerTrace, startJaeger, type Jaeger, type JaegerSpan } from '../support/jaeger.js';
+import {
+  freeLoopbackPort,
+  JAEGER_BUILD_WAIT_MS,
+  jaegerBinary,
+  jaegerReady,
+  jaegerTrace,
+  startJaeger,
+  type Jaeger,
+  type JaegerSpan,
+} from '../support/jaeger.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, currentWalLsn, waitForConfirmed } from '../support/slot.js';
@@ -56,68 +65,73 @@ afterAll(async () => {
 });
 
 describe('trace context in a real OTLP backend (Jaeger v2)', () => {
-  it(`writer, relay and consumer spans share one trace id in Jaeger's query API (${jaegerBinary()}; bin/setup-jaeger.sh builds it)`, async () => {
-    // A missing binary fails here with the command that builds it (never a skip).
-    if (!jaegerInstalled()) throw new Error(`${jaegerBinary()} is missing: run npm run setup:tools (bin/setup-jaeger.sh builds Jaeger v2)`);
-    jaeger = await startJaeger();
-    // The application: its own service name, exporting to the same collector.
-    app = new TracerProvider({
-      resource: resourceFromAttributes({ 'service.name': 'order-app' }),
-      spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${jaeger.otlpHttp}/v1/traces` }), scheduledDelayMillis: 200 })],
-    });
-    trace.setGlobalTracerProvider(app);
+  it(
+    `writer, relay and consumer spans share one trace id in Jaeger's query API (${jaegerBinary()}; bin/setup-jaeger.sh builds it)`,
+    async () => {
+      // A missing binary fails here with the command that builds it (never a skip); a build running beside this
+      // run (CI's, in the background) is waited for, hence this test's long timeout.
+      await jaegerReady();
+      jaeger = await startJaeger();
+      // The application: its own service name, exporting to the same collector.
+      app = new TracerProvider({
+        resource: resourceFromAttributes({ 'service.name': 'order-app' }),
+        spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${jaeger.otlpHttp}/v1/traces` }), scheduledDelayMillis: 200 })],
+      });
+      trace.setGlobalTracerProvider(app);
 
-    const type = uniqueName('jaeger');
-    const topic = `outbox.event.${type}`;
-    const slot = uniqueName('slot');
-    await createSlot(bed.db.url, slot);
-    await bed.collect([topic]);
-    const relay = bed.relay(slot, {
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpHttp, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_SERVICE_NAME: 'outbox-tail' },
-    });
-    await relay.waitForLog(isStreaming);
-    expect(relay.logs.some((l) => l.event === 'tracing-on')).toBe(true);
+      const type = uniqueName('jaeger');
+      const topic = `outbox.event.${type}`;
+      const slot = uniqueName('slot');
+      await createSlot(bed.db.url, slot);
+      await bed.collect([topic]);
+      const relay = bed.relay(slot, {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpHttp, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_SERVICE_NAME: 'outbox-tail' },
+      });
+      await relay.waitForLog(isStreaming);
+      expect(relay.logs.some((l) => l.event === 'tracing-on')).toBe(true);
 
-    const { id, traceId, writerSpanId } = await trace.getTracer('order-app').startActiveSpan('place order', async (span) => {
-      const id = await inTransaction(bed.db.url, (c) =>
-        writeOutboxEvent(c, { aggregateType: type, aggregateId: 'o-1', eventType: 'OrderPlaced', payload: { n: 1 } }),
-      );
-      span.end();
-      return { id, traceId: span.spanContext().traceId, writerSpanId: span.spanContext().spanId };
-    });
+      const { id, traceId, writerSpanId } = await trace.getTracer('order-app').startActiveSpan('place order', async (span) => {
+        const id = await inTransaction(bed.db.url, (c) =>
+          writeOutboxEvent(c, { aggregateType: type, aggregateId: 'o-1', eventType: 'OrderPlaced', payload: { n: 1 } }),
+        );
+        span.end();
+        return { id, traceId: span.spanContext().traceId, writerSpanId: span.spanContext().spanId };
+      });
 
-    let handled = false;
-    const consumer = createIdempotentConsumer({
-      brokers: bed.stack.brokers,
-      groupId: uniqueName('jaeger-group'),
-      topics: [topic],
-      database: bed.db.url,
-      handler: async (_tx, event) => {
-        if (event.id === id) handled = true;
-      },
-    });
-    await consumer.start();
-    try {
-      await until('the event consumed', async () => (handled ? true : undefined));
-    } finally {
-      await consumer.stop();
-    }
-    await app.forceFlush();
+      let handled = false;
+      const consumer = createIdempotentConsumer({
+        brokers: bed.stack.brokers,
+        groupId: uniqueName('jaeger-group'),
+        topics: [topic],
+        database: bed.db.url,
+        handler: async (_tx, event) => {
+          if (event.id === id) handled = true;
+        },
+      });
+      await consumer.start();
+      try {
+        await until('the event consumed', async () => (handled ? true : undefined));
+      } finally {
+        await consumer.stop();
+      }
+      await app.forceFlush();
 
-    const spans = await until('writer, relay and consumer spans in Jaeger', async () => {
-      const found = await jaegerTrace(jaeger!, traceId);
-      return found.length >= 3 ? found : undefined;
-    });
-    const named = (service: string, operation: string): JaegerSpan | undefined => spans.find((s) => s.service === service && s.operationName === operation);
-    const writer = named('order-app', 'place order');
-    const producer = named('outbox-tail', `send ${topic}`);
-    const processSpan = named('order-app', `process ${topic}`);
-    expect({ writer: writer?.spanId, producerParent: producer?.parentSpanId, consumerParent: processSpan?.parentSpanId }).toEqual({
-      writer: writerSpanId,
-      producerParent: writerSpanId,
-      consumerParent: writerSpanId,
-    });
-  });
+      const spans = await until('writer, relay and consumer spans in Jaeger', async () => {
+        const found = await jaegerTrace(jaeger!, traceId);
+        return found.length >= 3 ? found : undefined;
+      });
+      const named = (service: string, operation: string): JaegerSpan | undefined => spans.find((s) => s.service === service && s.operationName === operation);
+      const writer = named('order-app', 'place order');
+      const producer = named('outbox-tail', `send ${topic}`);
+      const processSpan = named('order-app', `process ${topic}`);
+      expect({ writer: writer?.spanId, producerParent: producer?.parentSpanId, consumerParent: processSpan?.parentSpanId }).toEqual({
+        writer: writerSpanId,
+        producerParent: writerSpanId,
+        consumerParent: writerSpanId,
+      });
+    },
+    JAEGER_BUILD_WAIT_MS + 120_000,
+  );
 
   it('keeps relaying and confirming with the OTLP collector down, and logs the failed exports', async () => {
     // A writer with spans of its own (in memory): the relay has traced records to make spans of.

@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** The version bin/setup-jaeger.sh builds; the binary lives in its cache directory. */
 const JAEGER_VERSION = '1.75.0';
@@ -14,8 +15,29 @@ export function jaegerBinary(): string {
   );
 }
 
-export function jaegerInstalled(): boolean {
-  return existsSync(jaegerBinary());
+/** How long the tracing test waits for a Jaeger build running beside it (CI builds it in the background, .ci/run). */
+export const JAEGER_BUILD_WAIT_MS = 20 * 60_000;
+
+/**
+ * Resolves when the binary is there. When a build is running (CI starts one in the background at the start of its
+ * run), waits for it to finish (bin/setup-jaeger.sh --wait); never starts a build of its own. Rejects, naming the
+ * command that builds it, when there is no binary and no build: a missing tool fails the test, never skips it.
+ */
+export async function jaegerReady(): Promise<void> {
+  if (process.env.OUTBOX_TAIL_JAEGER_BIN) {
+    if (!existsSync(jaegerBinary())) throw new Error(`OUTBOX_TAIL_JAEGER_BIN=${jaegerBinary()} does not exist`);
+    return;
+  }
+  const script = fileURLToPath(new URL('../../bin/setup-jaeger.sh', import.meta.url));
+  await new Promise<void>((resolve, reject) =>
+    execFile('bash', [script, '--wait'], { timeout: JAEGER_BUILD_WAIT_MS }, (error, _stdout, stderr) => {
+      if (!error) return resolve();
+      reject(
+        new Error(`${jaegerBinary()} is missing: run npm run setup:tools (bin/setup-jaeger.sh builds Jaeger v2); bin/setup-jaeger.sh --wait said:\n${stderr}`),
+      );
+    }),
+  );
+  if (!existsSync(jaegerBinary())) throw new Error(`bin/setup-jaeger.sh --wait succeeded but ${jaegerBinary()} is missing`);
 }
 
 export async function freeLoopbackPort(): Promise<number> {

@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -76,5 +77,57 @@ describe('the CI matrix (.ci/run)', () => {
       PostgreSQL: ran('PostgreSQL'),
       Kafka: ran('Kafka'),
     });
+  });
+});
+
+/** The words of a shell command line: single quotes as bash's ${*@Q} and package.json's scripts write them. */
+function shellWords(line: string): string[] {
+  return [...line.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1].replaceAll("'\\''", "'") : m[2]!));
+}
+
+/** What an entry's command passes to `vitest run` (npm scripts expanded), or null for a command that runs no vitest. */
+function vitestArgs(command: string[], scripts: Record<string, string>): string[] | null {
+  const [tool, verb, name] = command;
+  const words = tool === 'npm' && verb === 'test' ? shellWords(scripts.test!) : tool === 'npm' && verb === 'run' ? shellWords(scripts[name!] ?? '') : command;
+  const at = words.findIndex((w, i) => w === 'vitest' && words[i + 1] === 'run');
+  return at < 0 ? null : words.slice(at + 2);
+}
+
+/** Every test file a vitest project would find (the projects' includes are test/<project>/**\/*.test.ts). */
+function allTestFiles(): string[] {
+  return (readdirSync(`${ROOT}test`, { recursive: true, encoding: 'utf8' }) as string[])
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `test/${f}`)
+    .sort();
+}
+
+const listFiles = async (args: string[]): Promise<string[]> => {
+  const { stdout } = await promisify(execFile)(process.execPath, [`${ROOT}node_modules/vitest/vitest.mjs`, 'list', '--filesOnly', ...args], {
+    cwd: ROOT,
+    maxBuffer: 1 << 24,
+  });
+  return [...stdout.matchAll(/^\[[^\]]+\] (\S+)$/gm)].map((m) => m[1]!);
+};
+
+describe('the CI entries run every test file', () => {
+  it('every test file under test/ runs in at least one entry of .ci/run (and leaving one out is caught)', async () => {
+    const scripts = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const commands = execFileSync('bash', ['.ci/run', '--commands'], { cwd: ROOT, encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [name, command] = line.split('\t') as [string, string];
+        return { name, args: vitestArgs(shellWords(command), scripts) };
+      });
+    expect(commands.map((c) => c.name)).toEqual(rows.map((r) => r.name));
+    // What vitest itself selects for each entry's arguments (projects, file filters), without running anything.
+    const ran = await Promise.all(commands.map(async (c) => ({ name: c.name, files: c.args ? await listFiles(c.args) : [] })));
+    const uncovered = (entries: typeof ran) => allTestFiles().filter((f) => !entries.some((e) => e.files.includes(f)));
+    expect(allTestFiles().length).toBeGreaterThan(100);
+    expect(uncovered(ran), 'test files that no CI entry runs: add them to an entry of .ci/run').toEqual([]);
+    // The check can fail: without the PostgreSQL 18 entry, the file only it runs is reported.
+    const withoutPg18 = ran.filter((e) => !/PG 18/.test(e.name));
+    expect(withoutPg18.length).toBe(ran.length - 1);
+    expect(uncovered(withoutPg18)).toContain('test/pg18/doctor-pg18.test.ts');
   });
 });

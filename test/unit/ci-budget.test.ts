@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * A CI run made of the given steps, through the timing rules .ci/run uses (.ci/steps.sh), with tiny budgets so
+ * that a sleep of a second or two crosses them. Only lower bounds of time matter here (a sleep never ends early),
+ * so a slow machine cannot change an outcome.
+ */
+function ciRun(figures: { budget: number; safety: number }, steps: string): { code: number | null; output: string } {
+  const script = `CI_RUN_MODE=run BUDGET_S=${figures.budget} SAFETY_S=${figures.safety}; source .ci/steps.sh; trap summary EXIT; ${steps}`;
+  const r = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+describe('the CI timing rules (.ci/steps.sh)', () => {
+  it('passes a green run that is over its budget and a step over its limit, and prints both overruns', () => {
+    const r = ciRun({ budget: 1, safety: 600 }, 'step "slow step" 2 sleep 3; step "quick step" 60 true');
+    expect(r.output).toMatch(/slow step .*SLOW: over its limit of 2s/);
+    expect(r.output).toMatch(/OVER BUDGET by \d+s/);
+    expect(r.output).toContain('==> OK');
+    expect(r.code).toBe(0);
+  });
+
+  it('fails a run whose test fails, and names the step', () => {
+    const r = ciRun({ budget: 600, safety: 600 }, 'step "failing tests" 60 bash -c "exit 1"; step "never reached" 60 true');
+    expect(r.output).toMatch(/failing tests .*FAILED \(exit 1\)/);
+    expect(r.output).not.toContain('never reached');
+    expect(r.code).not.toBe(0);
+  });
+
+  it('stops a step still running at twice its limit and fails the run', () => {
+    const r = ciRun({ budget: 600, safety: 600 }, 'step "hanging step" 1 sleep 60');
+    expect(r.output).toMatch(/hanging step .*FAILED: stopped at twice its limit/);
+    expect(r.code).not.toBe(0);
+  });
+
+  it('fails a green run past the safety line', () => {
+    const r = ciRun({ budget: 1, safety: 1 }, 'step "long step" 60 sleep 2');
+    expect(r.output).toMatch(/FAILED: the run took \d+s, past the 1s safety line/);
+    expect(r.code).toBe(3);
+  });
+});
