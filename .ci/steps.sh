@@ -44,6 +44,60 @@ step() {
   return "$rc"
 }
 
+# Work no step waits on yet runs beside the steps, in the idle scheduling class (it gets only the CPU that no step
+# wants) and at the lowest nice level, each job in a process group of its own. Its time is reported with the steps.
+declare -A bg_pid=() bg_status=() bg_log=()
+bg_names=()
+# background NAME COMMAND...: starts it.
+background() {
+  local name=$1
+  shift
+  [[ $CI_RUN_MODE == run ]] || return 0
+  bg_status[$name]=$(mktemp "${TMPDIR:-/tmp}/outbox-tail-ci-bg.XXXXXX")
+  bg_log[$name]="${bg_status[$name]}.log"
+  # setsid: its own process group, so the whole job (go and its compilers, podman and its builds) can be stopped at once.
+  setsid bash -c '
+    status=$1 log=$2; shift 2
+    start=$EPOCHREALTIME rc=0
+    chrt --idle 0 nice -n 19 "$@" >"$log" 2>&1 || rc=$?
+    awk -v a="$start" -v b="$EPOCHREALTIME" -v rc="$rc" '"'"'BEGIN { printf "exit %s after %.0fs in the background\n", rc, b - a }'"'"' >"$status"
+  ' bash "${bg_status[$name]}" "${bg_log[$name]}" "$@" </dev/null >/dev/null 2>&1 &
+  bg_pid[$name]=$!
+  bg_names+=("$name")
+  echo "background: $name started"
+}
+# await_background PID STATUS LOG: waits for a background job (run as a step: the step's time is the wait); fails,
+# with its log, when the job failed. The status file is the job's last write: once it is there the job is done.
+await_background() {
+  local pid=$1 status=$2 log=$3
+  while [[ ! -s "$status" ]] && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+  echo "background: $(cat "$status" 2>/dev/null || echo 'ended without a status')"
+  grep -q '^exit 0 ' "$status" 2>/dev/null && return 0
+  tail -n 40 "$log" 2>/dev/null
+  return 1
+}
+background_report() {
+  ((${#bg_names[@]} > 0)) || return 0
+  printf '\n==> background\n'
+  local name
+  for name in "${bg_names[@]}"; do
+    if [[ ! -s "${bg_status[$name]}" ]] && kill -0 "${bg_pid[$name]}" 2>/dev/null; then
+      # Nothing of ours outlives the run.
+      kill -TERM -- "-${bg_pid[$name]}" 2>/dev/null || true
+      # Its EXIT traps (an engine to stop) run before the run ends.
+      for _ in $(seq 60); do kill -0 -- "-${bg_pid[$name]}" 2>/dev/null || break; sleep 0.5; done
+      printf '  %-52s still running at the end of the run: stopped\n' "$name"
+    else
+      printf '  %-52s %s\n' "$name" "$(cat "${bg_status[$name]}" 2>/dev/null || echo 'no status')"
+    fi
+    if ! grep -q '^exit 0 ' "${bg_status[$name]}" 2>/dev/null; then
+      printf '    its log (last 30 lines):\n'
+      tail -n 30 "${bg_log[$name]}" 2>/dev/null | sed 's/^/      /'
+    fi
+    rm -f "${bg_status[$name]}" "${bg_log[$name]}"
+  done
+}
+
 # The EXIT trap: the step table, the total against the budget, the safety line and the hard limit; the exit code.
 # A caller may define summary_extra to print its own sections first.
 summary() {
@@ -52,6 +106,7 @@ summary() {
   local total
   total=$(secs_since "$t_run")
   declare -F summary_extra >/dev/null && summary_extra
+  background_report
   printf '\n==> timings\n'
   printf '  %-62s %7s %7s\n' step took limit
   printf '  %s\n' "${timings[@]}"

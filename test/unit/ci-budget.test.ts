@@ -42,4 +42,33 @@ describe('the CI timing rules (.ci/steps.sh)', () => {
     expect(r.output).toMatch(/FAILED: the run took \d+s, past the 1s safety line/);
     expect(r.code).toBe(3);
   });
+
+  it('waits for a background job as a step, and reports its time', () => {
+    const r = ciRun(
+      { budget: 600, safety: 600 },
+      'background job sleep 1; step "wait for job" 30 await_background "${bg_pid[job]}" "${bg_status[job]}" "${bg_log[job]}"',
+    );
+    expect(r.output).toMatch(/wait for job: exit 0/);
+    expect(r.output).toMatch(/job +exit 0 after \d+s in the background/);
+    expect(r.code).toBe(0);
+  });
+
+  it('fails the step that waits for a failed background job, and prints its log', () => {
+    const r = ciRun(
+      { budget: 600, safety: 600 },
+      'background job bash -c "echo the-job-said-this; exit 7"; step "wait for job" 30 await_background "${bg_pid[job]}" "${bg_status[job]}" "${bg_log[job]}"',
+    );
+    expect(r.output).toMatch(/wait for job .*FAILED \(exit 1\)/);
+    expect(r.output).toContain('the-job-said-this');
+    expect(r.code).not.toBe(0);
+  });
+
+  it('stops a background job still running when the run ends', () => {
+    const marker = `ci-budget-leftover-${process.pid}-${Date.now()}`;
+    const r = ciRun({ budget: 600, safety: 600 }, `background job bash -c "exec -a ${marker} sleep 120"; step "quick step" 30 true`);
+    expect(r.output).toMatch(/job +still running at the end of the run: stopped/);
+    expect(r.code).toBe(0);
+    const left = spawnSync('pgrep', ['-f', marker], { encoding: 'utf8' });
+    expect(left.stdout.trim(), 'the background job outlived the run').toBe('');
+  });
 });
