@@ -85,7 +85,17 @@ describe('exactly-once negative controls: the recount catches each broken design
   });
 
   it('(3) a relay that confirms PostgreSQL before the Kafka commit loses what the kill aborted', async () => {
-    const r = await run({ orders: 200, kills: 5, consumerKills: 0, seed: 31, consumerMode: 'none', relayVariant: 'confirm-before-commit' });
+    // The first kill waits for a first Kafka commit, so a watermark exists before any kill: on a loaded machine the
+    // broken relay could otherwise be killed before it ever committed, losing rows with no watermark to refuse on.
+    const r = await run({
+      orders: 200,
+      kills: 5,
+      consumerKills: 0,
+      seed: 31,
+      consumerMode: 'none',
+      relayVariant: 'confirm-before-commit',
+      firstKillAfterRecords: 1,
+    });
     expect(r.lost).toBeGreaterThan(0);
     // The next relay sees the slot confirmed past the watermark and refuses to start rather than hide it.
     expect(r.relay_fatal_codes).toContain('WATERMARK_BEHIND_SLOT');
