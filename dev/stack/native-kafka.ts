@@ -182,7 +182,9 @@ export class NativeKafka implements ServerControl {
         await this.start();
         break;
       } catch (err) {
-        const tail = `${await tailFile(this.outFile, 20)}\n${await tailFile(this.logFile, 20)}`;
+        // 400 lines: the BindException is a "Caused by" above a stack trace and a shutdown warning (22 lines below it
+        // in a CI run where a 20-line tail missed it and the port race failed a test instead of being retried).
+        const tail = `${await tailFile(this.outFile, 400)}\n${await tailFile(this.logFile, 400)}`;
         if (attempt < 3 && /Address already in use|BindException/.test(tail)) {
           this.opts.log(`native kafka: port ${this.port}/${this.controllerPort} taken, retrying with other ports`);
           await this.kill('SIGKILL');

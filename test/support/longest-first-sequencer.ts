@@ -11,6 +11,8 @@ const LONG_FILES: ReadonlyArray<string> = [
   'test/faults/faults.test.ts',
   'test/faults/faults-exactly-once.test.ts',
   'test/crash/crash.test.ts',
+  'test/crash/crash-controls.test.ts',
+  'test/crash/crash-messages.test.ts',
   'test/crash/crash-exactly-once.test.ts',
   'test/faults/faults-controls.test.ts',
   'test/faults/faults-messages.test.ts',
