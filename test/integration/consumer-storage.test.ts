@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotentConsumer, pruneProcessedMessages, writeOutboxEvent, type ConsumedEvent, type IdempotentConsumer } from '../../src/consumer/index.js';
 import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, endPool, uniqueName, type TestDatabase } from '../support/database.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot } from '../support/slot.js';
 import { getStack } from '../support/stack.js';
@@ -31,7 +31,7 @@ afterEach(async () => {
   await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')));
 });
 afterAll(async () => {
-  await pool?.end();
+  if (pool) await endPool(pool);
   await db?.drop();
 });
 

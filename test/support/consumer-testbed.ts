@@ -3,7 +3,7 @@ import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
-import { createTestDatabase, uniqueName, type TestDatabase } from './database.js';
+import { createTestDatabase, endPool, uniqueName, type TestDatabase } from './database.js';
 import { getStack } from './stack.js';
 import { captureLogs } from './log-capture.js';
 import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
@@ -95,7 +95,7 @@ export function consumerTestbed(options: ConsumerTestbedOptions): ConsumerTestbe
   afterAll(async () => {
     await producer?.disconnect();
     await admin?.disconnect();
-    await pool?.end();
+    if (pool) await endPool(pool);
     await db?.drop();
   });
 

@@ -97,3 +97,21 @@ export async function createTestDatabase(stack: { databaseUrl: string }): Promis
   }
   return { url, name, drop };
 }
+
+/**
+ * pool.end(), then until every session it had is closed. pg-pool's end() resolves once its clients are told to end,
+ * not once their sessions are gone, so a DROP DATABASE ... WITH (FORCE) right after it can terminate one (57P01),
+ * which the pool re-emits as an 'error' nobody listens to any more (an uncaught exception that failed a CI run).
+ */
+export async function endPool(pool: pg.Pool): Promise<void> {
+  const sessions = pool.totalCount;
+  let closed = 0;
+  const allClosed = new Promise<void>((resolve) => {
+    if (sessions === 0) resolve();
+    pool.on('remove', () => {
+      if (++closed >= sessions) resolve();
+    });
+  });
+  await pool.end();
+  await allClosed;
+}
