@@ -20,19 +20,11 @@ const LONG_FILES: ReadonlyArray<string> = [
   'test/crash/crash-adjacent-commits.test.ts',
 ];
 
-/**
- * The files that wait for a tool built beside the run (CI builds Jaeger in the background, .ci/run): started last,
- * they give that build the most time, and while they wait no other file is queued behind them.
- */
-const LAST_FILES: ReadonlyArray<string> = ['test/integration/trace-jaeger.test.ts'];
-
 export class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (spec: TestSpecification) => {
-      const file = relative(spec.project.config.root, spec.moduleId);
-      if (LAST_FILES.includes(file)) return LONG_FILES.length + 1;
-      const i = LONG_FILES.indexOf(file);
+      const i = LONG_FILES.indexOf(relative(spec.project.config.root, spec.moduleId));
       return i < 0 ? LONG_FILES.length : i;
     };
     // Array.prototype.sort is stable: the rest keeps vitest's order.
