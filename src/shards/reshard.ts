@@ -52,6 +52,14 @@ function refused(message: string, hint: string): OutboxTailError {
   return new OutboxTailError('RESHARD_REFUSED', message, { hint, exitCode: EXIT.PREFLIGHT });
 }
 
+function oldRelayRestarted(slots: string[]): OutboxTailError {
+  return refused(
+    `reshard: an old relay started again after it was stopped (slot ${slots.join(', ')} active again); the old slots were not dropped`,
+    'stop the old relays for good (e.g. systemctl disable --now, or scale their Deployment to 0), then drop the old slots and ' +
+      'publications by hand (pg_drop_replication_slot, docs/sharding.md, Resharding); the new relays keep running',
+  );
+}
+
 /**
  * `outbox-tail reshard --from N --to M`: moves a running sharded outbox from
  * N to M shards with nothing lost. The new slots are created while the old
@@ -155,8 +163,18 @@ export async function reshard(client: pg.Client, config: ReshardConfig, onStep: 
     return fresh.every((s) => s.lsn >= oldLast) ? fresh : null;
   });
   onStep({ step: 'new-past-old', oldLastConfirmed: Lsn.format(Lsn.of(oldLast)), newConfirmed: newPast.map((s) => Lsn.format(s.lsn)) });
-  for (const slot of oldSlots)
-    await client.query('select pg_drop_replication_slot($1) where exists (select 1 from pg_replication_slots where slot_name = $1)', [slot]);
+  // An old relay started again after step 3 (a supervisor's restart policy) would publish beside the new set and break
+  // per-key order; the drop would fail on it half way, so it is refused before anything is dropped.
+  const restarted = (await confirmed(oldSlots)).filter((s) => s.active).map((s) => s.name);
+  if (restarted.length > 0) throw oldRelayRestarted(restarted);
+  for (const slot of oldSlots) {
+    try {
+      await client.query('select pg_drop_replication_slot($1) where exists (select 1 from pg_replication_slots where slot_name = $1)', [slot]);
+    } catch (error) {
+      if ((error as { code?: string }).code === '55006') throw oldRelayRestarted([slot]);
+      throw error;
+    }
+  }
   for (const publication of oldPublications) await client.query(`drop publication if exists ${pg.escapeIdentifier(publication)}`);
   onStep({ step: 'dropped', slots: oldSlots, publications: oldPublications });
   return {

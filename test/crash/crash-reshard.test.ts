@@ -31,6 +31,9 @@ async function runReshard(procedure: 'reshard' | 'naive'): Promise<ReshardRun> {
   await admin.connect();
   const collector = await new KafkaCollector(stack.brokers).start([`${run}.order`]);
   const relays: RelayProcess[] = [];
+  const committed: string[] = [];
+  let writing = true;
+  let writer: Promise<void> = Promise.resolve();
   const relay = (slot: string, publication: string, shard: string) => {
     const r = startRelay({
       databaseUrl: db.url,
@@ -48,19 +51,20 @@ async function runReshard(procedure: 'reshard' | 'naive'): Promise<ReshardRun> {
     await Promise.all(old.map((r) => r.waitForLog(isStreaming)));
 
     // The steady writer: ~100 transactions/s on 40 keys, each event's id kept once it committed.
-    const committed: string[] = [];
-    let writing = true;
-    const writer = (async () => {
+    writer = (async () => {
       const client = new pg.Client({ connectionString: db.url });
       await client.connect();
-      for (let n = 0; writing; n++) {
-        await client.query('begin');
-        const id = await writeOutboxEvent(client, { aggregateType: 'order', aggregateId: String(n % 40), eventType: 'OrderUpdated', payload: { n } });
-        await client.query('commit');
-        committed.push(id);
-        await sleep(10);
+      try {
+        for (let n = 0; writing; n++) {
+          await client.query('begin');
+          const id = await writeOutboxEvent(client, { aggregateType: 'order', aggregateId: String(n % 40), eventType: 'OrderUpdated', payload: { n } });
+          await client.query('commit');
+          committed.push(id);
+          await sleep(10);
+        }
+      } finally {
+        await client.end().catch(() => undefined);
       }
-      await client.end();
     })();
     await sleep(1_500);
 
@@ -73,7 +77,7 @@ async function runReshard(procedure: 'reshard' | 'naive'): Promise<ReshardRun> {
       await Promise.all(old.map((r) => r.kill('SIGTERM')));
     };
     if (procedure === 'reshard') {
-      const actions: Promise<void>[] = [];
+      let actions: Promise<void> = Promise.resolve();
       report = await reshard(
         admin,
         {
@@ -89,20 +93,20 @@ async function runReshard(procedure: 'reshard' | 'naive'): Promise<ReshardRun> {
           stepTimeoutMs: 60_000,
         },
         (step) => {
+          // One after the other, as an operator acts: stopping the old relays waits for the restarted one, which
+          // would otherwise come back after the stop and hold its slot when reshard drops it.
           if (step.step === 'created') {
             // The kill in the middle of the procedure: an old relay dies before its slot passed the consistent point, and restarts.
-            actions.push(
-              (async () => {
-                await old[0]!.kill('SIGKILL');
-                old[0] = relay(oldSlot, oldPub, '0/2');
-                await old[0].waitForLog(isStreaming);
-              })(),
-            );
+            actions = actions.then(async () => {
+              await old[0]!.kill('SIGKILL');
+              old[0] = relay(oldSlot, oldPub, '0/2');
+              await old[0].waitForLog(isStreaming);
+            });
           }
-          if (step.step === 'stop-old-start-new') actions.push(stopOld().then(startNew));
+          if (step.step === 'stop-old-start-new') actions = actions.then(stopOld).then(startNew);
         },
       );
-      await Promise.all(actions);
+      await actions;
     } else {
       await naiveReshard(admin, { table: 'public.outbox', toSlot: newSlot, toPublication: newPub, to: 4 }, { stopOld, startNew });
     }
@@ -121,6 +125,9 @@ async function runReshard(procedure: 'reshard' | 'naive'): Promise<ReshardRun> {
       report,
     };
   } finally {
+    // Stopped before the database is dropped WITH (FORCE), which would end its session under a running query.
+    writing = false;
+    await writer.catch(() => undefined);
     await Promise.all(relays.map((r) => r.kill('SIGKILL')));
     await collector.stop();
     await admin.end().catch(() => undefined);
