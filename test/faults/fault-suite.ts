@@ -4,8 +4,9 @@
  * may use it), started before its first scenario and stopped after its last,
  * and the line each scenario result prints.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultStack, type FaultStack } from './fault-stack.js';
+import { SCENARIOS } from './scenarios.js';
 
 type FaultStackOptions = Omit<NonNullable<Parameters<typeof startFaultStack>[0]>, 'log'>;
 import type { ScenarioResult } from './harness.js';
@@ -42,3 +43,28 @@ export function report(r: ScenarioResult): ScenarioResult {
 
 /** A relay that confirms on receipt either loses what it confirmed and then dropped (I1), or publishes it after the slot had passed it (I7): which one depends on when the fault hits. */
 export const unsafe = (r: ScenarioResult): number => r.lost + (r.counts?.lsn_violations ?? 0);
+
+/**
+ * The scenarios `names` (every one unless OUTBOX_TAIL_FAULTS_ONLY=a,b narrows them: a CI matrix entry on another
+ * PostgreSQL), each under a steady writer on the file's fault stack, one after the other. A file none of whose
+ * scenarios is selected fails, naming the file that holds them.
+ */
+export function scenarioSuite(label: string, names: readonly string[]): void {
+  const only = process.env.OUTBOX_TAIL_FAULTS_ONLY?.split(',').filter(Boolean);
+  for (const name of only ?? []) if (!SCENARIOS.some((s) => s.name === name)) throw new Error(`OUTBOX_TAIL_FAULTS_ONLY: unknown scenario ${name}`);
+  const selected = SCENARIOS.filter((s) => names.includes(s.name) && (!only || only.includes(s.name)));
+  if (selected.length === 0)
+    throw new Error(
+      `OUTBOX_TAIL_FAULTS_ONLY=${only?.join(',')} selects none of this file's scenarios (${names.join(', ')}): run only the fault files that hold the scenarios it names (SLOT_SCENARIOS are in faults-slot.test.ts, the rest in faults.test.ts)`,
+    );
+  const stack = useFaultStack(label);
+  describe(`fault scenarios (${label}): each under a steady writer, invariants I1-I12 that apply, with counts`, () => {
+    for (const s of selected) {
+      it(`${s.name}: ${s.title}`, async () => {
+        const r = report(await s.run({ fs: stack.fs, log }));
+        expect(r.failed, r.detail).toEqual([]);
+        expect({ passed: r.passed, lost: r.lost, phantoms: r.phantoms }).toEqual({ passed: true, lost: 0, phantoms: 0 });
+      }, 600_000);
+    }
+  });
+}

@@ -923,6 +923,14 @@ export const SCENARIOS: Scenario[] = [
 ];
 
 /**
+ * The scenarios about the WAL and the slot the server keeps for the relay (its retained WAL, a lost slot, a
+ * recreated one): test/faults/faults-slot.test.ts runs them on a fault stack of its own, beside the others in
+ * faults.test.ts, so that neither file holds every scenario one after the other (idle-outbox-wal alone writes
+ * 2 GB of WAL at a held rate for about 80 s).
+ */
+export const SLOT_SCENARIOS = ['slot-lost', 'idle-outbox-wal', 'slot-recover'];
+
+/**
  * The scenarios that run with --source messages (events written as logical decoding messages):
  * the ones about the relay's path, not about outbox rows (oversize, malformed and slot-lost
  * work on table rows; idle-outbox-wal and network-cut are left to the table runs).
