@@ -388,9 +388,19 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       }
       await sleep(300 + random() * 400);
       if (writerMode === 'naive') {
-        // Targeted kill point: right after a COMMIT, before its send.
-        await new Promise<void>((resolve) => (onCommitted = resolve));
+        // Targeted kill point: right after a COMMIT, before its send. A writer that exited instead fails the run
+        // with its output: waiting for its next commit would hang until the test's timeout.
+        const writer = naiveWriter!;
+        const committedNext = new Promise<void>((resolve) => (onCommitted = resolve));
+        let timer: NodeJS.Timeout | undefined;
+        const stalled = new Promise<'stalled'>((resolve) => (timer = setTimeout(() => resolve('stalled'), 60_000)));
+        const next = await Promise.race([committedNext.then(() => 'committed' as const), writer.exited.then(() => 'exited' as const), stalled]);
+        clearTimeout(timer);
         onCommitted = null;
+        if (next !== 'committed')
+          throw new Error(
+            `the naive writer ${next === 'exited' ? `exited (code ${writer.process.exitCode})` : 'committed nothing for 60 s'} before kill #${k}:\n${writer.output()}`,
+          );
         await killChild(naiveWriter);
         relayKills++;
         await killLine(k, ' (naive writer)');
