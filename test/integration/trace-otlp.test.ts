@@ -7,15 +7,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotentConsumer } from '../../src/consumer/index.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
+import { freePort } from '../../dev/stack/process.js';
 import { uniqueName } from '../support/database.js';
-import {
-  freeLoopbackPort,
-  OTELCOL_BUILD_WAIT_MS,
-  otelcolReady,
-  startOtelCollector,
-  type CollectedSpan,
-  type OtelCollector,
-} from '../support/otel-collector.js';
+import { OTELCOL_BUILD_WAIT_MS, otelcolReady, startOtelCollector, type CollectedSpan, type OtelCollector } from '../support/otel-collector.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, currentWalLsn, waitForConfirmed } from '../support/slot.js';
@@ -139,7 +133,7 @@ describe('trace context through a real OTLP receiver (the OpenTelemetry Collecto
     const slot = uniqueName('slot');
     await createSlot(bed.db.url, slot);
     const collector = await bed.collect([topic]);
-    const deadPort = await freeLoopbackPort();
+    const deadPort = await freePort();
     const relay = bed.relay(slot, {
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${deadPort}`, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_EXPORTER_OTLP_TIMEOUT: '500' },
     });

@@ -1,10 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../dev/stack/process.js';
 
 const SETUP_SCRIPT = fileURLToPath(new URL('../../bin/setup-otelcol.sh', import.meta.url));
 
@@ -31,17 +31,6 @@ export async function otelcolReady(): Promise<string> {
   const binary = stdout.trim().split('\n').at(-1) ?? '';
   if (!existsSync(binary)) throw new Error(`bin/setup-otelcol.sh --wait printed ${binary}, which does not exist`);
   return binary;
-}
-
-export async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A span as the collector forwarded it (OTLP/JSON: ids in lower-case hex, no parent as ''). */
@@ -96,7 +85,7 @@ export async function startOtelCollector(binary: string): Promise<OtelCollector>
   });
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   const sinkPort = (sink.address() as { port: number }).port;
-  const otlp = await freeLoopbackPort();
+  const otlp = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'outbox-tail-otelcol-'));
   const config = join(dir, 'config.yaml');
   writeFileSync(
