@@ -89,13 +89,23 @@ start() {
     return
   fi
   rm -f "$SOCK"
+  stop_leftovers
   # crun refuses cgroup v1 with a hugetlb-only cgroup2 mounted beside it
   # ("cgroups in hybrid mode not supported"): hide that mount, in a private
   # mount namespace only, so the host keeps it.
   local unmount=''
   if mountpoint -q /sys/fs/cgroup/unified 2>/dev/null; then unmount='umount /sys/fs/cgroup/unified 2>/dev/null || true;'; fi
+  # Podman detects a reboot by its tmp_dir being empty and then resets every
+  # container it knows to "not running". Our machines have no tmpfs anywhere, so
+  # after a service killed with its containers (a session that ended abruptly)
+  # the next service believed them running and failed every list with "joining
+  # network namespace of container ...: unknown FS magic" (CI of stop 46). Fresh
+  # tmpfs mounts in the service's own namespace make each service start a boot:
+  # tmp_dir, the storage runroot, /dev/shm (Podman's container locks) and
+  # /run/netns (so network namespaces are never files in the host's /run/netns).
+  local fresh="mkdir -p /run/netns && mount -t tmpfs -o mode=0700 outbox-tail-tmp '$ENGINE_DIR/tmp' && mount -t tmpfs -o mode=0700 outbox-tail-run '$ENGINE_DIR/run' && mount -t tmpfs -o mode=0755 outbox-tail-netns /run/netns && mount -t tmpfs -o mode=1777 outbox-tail-shm /dev/shm &&"
   # setsid: the service outlives this script, and stop can signal its whole group.
-  setsid unshare -m --propagation private sh -c "$unmount exec podman system service --time=0 'unix://$SOCK'" \
+  setsid unshare -m --propagation private sh -c "$unmount $fresh exec podman system service --time=0 'unix://$SOCK'" \
     </dev/null >>"$LOG" 2>&1 &
   echo $! >"$PIDFILE"
   local i
@@ -105,8 +115,44 @@ start() {
     sleep 0.1
   done
   answers || { tail -n 20 "$LOG" >&2; die "podman system service did not answer on $SOCK within 10 s; log: $LOG"; }
+  # Containers a previous service left in its database cannot be running (their
+  # namespaces died with it): remove them so nothing stale is listed or reused.
+  local stale
+  stale=$(remote ps -aq 2>/dev/null || true)
+  if [[ -n "$stale" ]]; then
+    log "removing containers left by a previous service: $(echo $stale)"
+    # shellcheck disable=SC2086
+    remote rm -f -t 0 $stale >/dev/null 2>&1 || true
+  fi
   log "started on $SOCK (pid $(cat "$PIDFILE"))"
   print_env
+}
+
+# The processes of this engine's containers: their root is an overlay whose
+# upper layer lives in our storage. A container outlives a service killed
+# without stop (its conmon is reparented to init), holding memory and ports.
+container_processes() {
+  local f want="upperdir=$ENGINE_DIR/storage/overlay/"
+  for f in /proc/[0-9]*/mountinfo; do
+    # field 5 is the mount point: the process's root is the container's overlay.
+    if grep -F -- "$want" "$f" 2>/dev/null | grep -q '^[^ ]* [^ ]* [^ ]* [^ ]* / '; then
+      f=${f#/proc/}
+      echo "${f%/mountinfo}"
+    fi
+  done
+}
+
+# A service that died without stop (killed with its session) may have left its
+# process group, conmon processes and containers behind.
+stop_leftovers() {
+  if [[ -f "$PIDFILE" ]]; then
+    kill -KILL -- "-$(cat "$PIDFILE")" 2>/dev/null || true
+    rm -f "$PIDFILE"
+  fi
+  local left
+  left="$(pgrep -f "conmon.*$ENGINE_DIR" || true) $(container_processes)"
+  # shellcheck disable=SC2086
+  if [[ -n "${left// /}" ]]; then kill -KILL $left 2>/dev/null || true; fi
 }
 
 stop() {
@@ -141,6 +187,10 @@ stop() {
     # shellcheck disable=SC2086
     kill -KILL $left 2>/dev/null || true
   fi
+  # A container the service could not remove must not outlive it either.
+  left=$(container_processes)
+  # shellcheck disable=SC2086
+  if [[ -n "$left" ]]; then log "killing container processes left running: $(echo $left)"; kill -KILL $left 2>/dev/null || true; fi
   # A conmon that exited with the service is a zombie until init reaps it
   # (it has no command line left to match above): wait for that too.
   for _ in $(seq 50); do
