@@ -17,8 +17,8 @@ import { ENGINE_SCRIPT } from './support/podman.js';
 
 const cacheDir = mkdtempSync(join(tmpdir(), 'outbox-tail-engine-'));
 const engineDir = join(cacheDir, 'containers');
-const env = { ...process.env, OUTBOX_TAIL_CACHE_DIR: cacheDir };
-delete env.DOCKER_HOST;
+// The suite's engine env (DOCKER_HOST, CONTAINERS_CONF...) is rewritten by the script for the new directory.
+const env: NodeJS.ProcessEnv = { ...process.env, OUTBOX_TAIL_CACHE_DIR: cacheDir };
 
 function engine(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
