@@ -93,7 +93,8 @@ background_report() {
     fi
     if ! grep -q '^exit 0 ' "${bg_status[$name]}" 2>/dev/null; then
       printf '    its log (last 30 lines):\n'
-      tail -n 30 "${bg_log[$name]}" 2>/dev/null | sed 's/^/      /'
+      # || true: a job stopped before its shell opened the log has none (set -e and pipefail would end the report).
+      tail -n 30 "${bg_log[$name]}" 2>/dev/null | sed 's/^/      /' || true
     fi
     rm -f "${bg_status[$name]}" "${bg_log[$name]}"
   done
