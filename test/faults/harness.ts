@@ -108,6 +108,8 @@ export class FaultRun {
   private readonly checks: Array<{ name: string; ok: boolean }> = [];
   private readonly notes: string[] = [];
   private closed = false;
+  /** A deliberately broken relay ran (a negative control): its failure is expected, so its log is not printed. */
+  private brokenRelay = false;
   readonly group: string;
   /** exactly-once runs: the offsets topic, and a collector that reads uncommitted records too. */
   readonly offsetsTopic: string | null;
@@ -191,6 +193,7 @@ export class FaultRun {
   }
 
   startRelay(env: Record<string, string> = {}, variant?: FaultVariant): RelayProcess {
+    if (variant) this.brokenRelay = true;
     const nodeOptions = [
       `--max-old-space-size=${this.heapMb}`,
       ...(variant === 'no-keepalive-confirm' ? [`--import ${ROOT}test/faults/no-keepalive-confirm.mjs`] : []),
@@ -523,6 +526,23 @@ export class FaultRun {
     return { records: all.length, aborted: all.filter((r) => !committed.has(key(r))).length };
   }
 
+  /**
+   * A correct relay failed a check: print what its sessions did (starts, watermarks, skips, restarts, warnings and
+   * errors), so a failure seen once in CI can be explained from its output alone.
+   */
+  private printRelayStory(): void {
+    const events = new Set(['streaming', 'watermark', 'skipped-published', 'restart', 'drained', 'slot-created']);
+    const lines = this.relays.flatMap((relay, i) =>
+      relay.logs
+        .filter((l) => (typeof l.event === 'string' && events.has(l.event)) || l.level === 'warn' || l.level === 'error' || l.level === 'fatal')
+        .map((l) => `  relay ${i} (pid ${relay.pid}): ${JSON.stringify(l)}`),
+    );
+    const shown = lines.length > 300 ? [...lines.slice(0, 100), `  ... ${lines.length - 300} lines left out ...`, ...lines.slice(-200)] : lines;
+    console.log(
+      [`[${this.options.name}] the relays' story (${lines.length} lines: starts, watermarks, skips, restarts, warnings, errors):`, ...shown].join('\n'),
+    );
+  }
+
   result(c: Counts | null, recoverySeconds: number, extra: Record<string, unknown> = {}): ScenarioResult {
     const uncommitted = this.readUncommittedView();
     if (this.via === 'message' && this.writer)
@@ -531,6 +551,7 @@ export class FaultRun {
       );
     if (uncommitted) this.note(`read_uncommitted: ${uncommitted.records} records, ${uncommitted.aborted} of aborted Kafka transactions`);
     const failed = this.checks.filter((k) => !k.ok).map((k) => k.name);
+    if (failed.length > 0 && !this.brokenRelay) this.printRelayStory();
     const countsText = c
       ? `committed ${c.committed}, kafka records ${c.kafka_records}, delivered ${c.delivered}, dead-lettered ${c.dead_lettered}, duplicates ${c.duplicates}, order violations ${c.order_violations}, integrity violations ${c.integrity_violations}, lsn violations ${c.lsn_violations}${c.effect_violations !== null ? `, effect violations ${c.effect_violations}` : ''}`
       : '';
