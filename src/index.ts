@@ -6,21 +6,21 @@ export type { RelayConfig, ConfigInput } from './config/relay-config.js';
 export { resolveConfig, redactConfig, type ConfigSources } from './config/resolve-config.js';
 export { toRunConfig, type RunConfig } from './config/run-config.js';
 export { Relay, type RelayOptions } from './relay/relay.js';
-export { RelayStats, type RelayState } from './relay/relay-stats.js';
-export { runDaemon } from './cli/run-daemon.js';
-export { preflight, type PreflightOptions } from './admin/preflight.js';
-export { initOutbox, type InitResult } from './admin/init.js';
-export { createSlot } from './admin/create-slot.js';
-export { migrate } from './admin/migrator.js';
-export { readSlotStatus, type SlotStatus } from './admin/slot-status.js';
-export { Checkpointer } from './checkpoint/checkpointer.js';
-export { Lsn } from './replication/lsn.js';
-export { decodePgoutput, type PgoutputMessage } from './replication/pgoutput-decoder.js';
+export { RelayStats, type RelayState } from './pipeline/relay-stats.js';
+export { runDaemon } from './commands/run/run-daemon.js';
+export { preflight, type PreflightOptions } from './relay/preflight.js';
+export { initOutbox, type InitResult } from './commands/init/init.js';
+export { createSlot } from './postgres/create-slot.js';
+export { migrate } from './postgres/migrator.js';
+export { readSlotStatus, type SlotStatus } from './postgres/slot-status.js';
+export { Checkpointer } from './pipeline/checkpoint/checkpointer.js';
+export { Lsn } from './shared/lsn.js';
+export { decodePgoutput, type PgoutputMessage } from './pipeline/decode/pgoutput-decoder.js';
 export type { ClusterMetadata, Sink } from './sink/sink.js';
-export type { SinkRecord } from './record-format/sink-record.js';
-export { createKafkaSink, type SinkFactory } from './sink-factory/create-sink.js';
-export { KafkaSink } from './kafka-clients/kafkajs/kafka-sink.js';
-export type { OutboxEvent, Transaction } from './outbox/outbox-event.js';
+export type { SinkRecord } from './sink/sink-record.js';
+export { createKafkaSink, type SinkFactory } from './sink/create-sink.js';
+export { KafkaSink } from './sink/kafkajs/kafka-sink.js';
+export type { OutboxEvent, Transaction } from './pipeline/outbox-event.js';
 // The table-less write path's content format, for writers that emit the message themselves.
 export {
   DEFAULT_MESSAGE_PREFIX,
@@ -29,8 +29,8 @@ export {
   type MessageEnvelope,
   type ParsedMessageContent,
   type UnparsableContent,
-} from './outbox/message-content.js';
-export { OutboxTailError, EXIT, type ErrorCode } from './errors/outbox-tail-error.js';
+} from './pipeline/assemble/message-content.js';
+export { OutboxTailError, EXIT, type ErrorCode } from './shared/outbox-tail-error.js';
 
 // Consumer side: idempotent consumer, processed-ids pruning, the typed outbox write path.
 export * from './consumer/index.js';

@@ -7,7 +7,7 @@ import { configSchema } from '../../src/config/config-schema.js';
 import { DEPRECATED_OPTIONS, optionSpecs, type ConfigObjectSchema } from '../../src/config/options.js';
 import { registerConsumerMetrics, type ConsumerStatsLike } from '../../src/observability/consumer-metrics.js';
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
-import { RelayStats } from '../../src/relay/relay-stats.js';
+import { RelayStats } from '../../src/pipeline/relay-stats.js';
 import { renderConfigurationPage, type ConfigurationPageInput } from './configuration-page.js';
 import { renderMetricsPage, type MetricsPageInput } from './metrics-page.js';
 

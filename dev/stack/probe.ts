@@ -1,8 +1,8 @@
 /** Readiness probes shared by all providers. */
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
-import { redactUrl } from '../../src/logging/redact-url.js';
+import { redactUrl } from '../../src/shared/redact-url.js';
 import { sleep } from './process.js';
 
 // The relay's one copy, re-exported for the stack's other modules and users.

@@ -1,10 +1,10 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { initOutbox, type InitResult } from '../admin/init.js';
-import { initOffsetsTopic } from '../admin/init-offsets-topic.js';
-import { packageVersion } from '../admin/package-version.js';
-import { createLogger } from '../logging/create-logger.js';
-import { readSlotStatus } from '../admin/slot-status.js';
+import { initOutbox, type InitResult } from '../commands/init/init.js';
+import { initOffsetsTopic } from '../commands/init/init-offsets-topic.js';
+import { packageVersion } from '../shared/package-version.js';
+import { createLogger } from '../shared/create-logger.js';
+import { readSlotStatus } from '../postgres/slot-status.js';
 import type { RelayConfig } from '../config/relay-config.js';
 import {
   DEPRECATED_OPTIONS,
@@ -19,19 +19,19 @@ import {
 } from '../config/options.js';
 import { resolveConfig } from '../config/resolve-config.js';
 import { toRunConfig } from '../config/run-config.js';
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
-import { parseDuration, parseTime, parseTimeWindow } from '../recovery/time-window.js';
-import { pruneOutbox } from '../recovery/prune-outbox.js';
-import { recoverSlot } from '../recovery/recover-slot.js';
-import { replayOutbox } from '../recovery/replay-outbox.js';
-import { verifyOutbox, type VerifyReport } from '../recovery/verify-outbox.js';
+import { parseDuration, parseTime, parseTimeWindow } from '../commands/time-window.js';
+import { pruneOutbox } from '../commands/prune/prune-outbox.js';
+import { recoverSlot } from '../commands/recover/recover-slot.js';
+import { replayOutbox } from '../commands/replay/replay-outbox.js';
+import { verifyOutbox, type VerifyReport } from '../commands/verify/verify-outbox.js';
 import { COMMANDS, CONFIG_FILE_OPTION, type CommandSpec } from './command-options.js';
-import { runDaemon } from './run-daemon.js';
-import { initShardedOutbox, type ShardInitResult } from '../shards/init-shards.js';
-import { allShards, MAX_SHARDS, shardName } from '../shards/shard-spec.js';
-import { reshard, type ReshardStep } from '../shards/reshard.js';
-import { formatDoctorReport, runDoctor } from '../doctor/run-doctor.js';
+import { runDaemon } from '../commands/run/run-daemon.js';
+import { initShardedOutbox, type ShardInitResult } from '../commands/init/init-shards.js';
+import { allShards, MAX_SHARDS, shardName } from '../shared/shard-spec.js';
+import { reshard, type ReshardStep } from '../commands/reshard/reshard.js';
+import { formatDoctorReport, runDoctor } from '../commands/doctor/run-doctor.js';
 
 /** Declares every config option on a command, by group; no yargs defaults, so precedence stays in resolveConfig. */
 function withConfigOptions<T>(y: Argv<T>): Argv<T> {

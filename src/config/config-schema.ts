@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { DEFAULT_MESSAGE_PREFIX } from '../outbox/message-content.js';
-import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../outbox/outbox-columns.js';
-import { readSecretFile } from '../secrets/read-secret-file.js';
-import { MAX_SHARDS, parseShard, shardName } from '../shards/shard-spec.js';
-import { RECORD_HEADER_NAMES } from '../record-format/record-headers.js';
-import { DEFAULT_CLOUDEVENTS_SOURCE, RECORD_FORMATS } from '../record-format/record-formats.js';
+import { DEFAULT_MESSAGE_PREFIX } from '../pipeline/assemble/message-content.js';
+import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../pipeline/assemble/outbox-columns.js';
+import { readSecretFile } from '../shared/read-secret-file.js';
+import { MAX_SHARDS, parseShard, shardName } from '../shared/shard-spec.js';
+import { RECORD_HEADER_NAMES } from '../pipeline/publish/record-format/record-headers.js';
+import { DEFAULT_CLOUDEVENTS_SOURCE, RECORD_FORMATS } from '../pipeline/publish/record-format/record-formats.js';
 import { checkSchemaRegistryOptions, schemaRegistryOptions } from './schema-registry-options.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
-import { redactUrl } from '../logging/redact-url.js';
+import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
+import { redactUrl } from '../shared/redact-url.js';
 import { configSchema } from './config-schema.js';
 import type { RelayConfig } from './relay-config.js';
 import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey, type OptionSpec } from './options.js';

@@ -1,4 +1,4 @@
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
 import type { RelayConfig } from './relay-config.js';
 
 /** The config of a command that works on one slot (run, status): the slot is known. */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import type { ConsumedEvent } from './consumed-event.js';
 import { isTransientPgError } from './consumer-errors.js';
 import type { EventHandler } from './consumer-options.js';

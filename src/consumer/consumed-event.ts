@@ -2,7 +2,7 @@ import type { IHeaders, KafkaMessage } from 'kafkajs';
 
 /**
  * One outbox event as a consumer sees it: the record the relay published
- * (src/record-format/record-builder.ts), decoded. `id` is the outbox row id, the only
+ * (src/pipeline/publish/record-format/record-builder.ts), decoded. `id` is the outbox row id, the only
  * key to deduplicate by (never the offset or the LSN).
  */
 export interface ConsumedEvent<P = unknown> {

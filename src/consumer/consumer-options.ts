@@ -1,7 +1,7 @@
 import type { KafkaConfig } from 'kafkajs';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
 import type { SchemaRegistrySettings } from '../schema-registry/registry-client.js';
 import type { ConsumedEvent } from './consumed-event.js';
 import { DEFAULT_PROCESSED_TABLE } from './processed-messages.js';

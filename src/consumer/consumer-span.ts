@@ -1,4 +1,4 @@
-import { contextFromHeaders, otelApiIfRegistered } from '../tracing/trace-context.js';
+import { contextFromHeaders, otelApiIfRegistered } from '../observability/tracing/trace-context.js';
 import type { ConsumedEvent } from './consumed-event.js';
 
 /**

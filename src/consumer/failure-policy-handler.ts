@@ -1,7 +1,7 @@
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
-import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
+import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
+import { classifyKafkaError } from '../kafka/kafkajs/kafka-errors.js';
 import type { ClaimTransaction } from './claim-transaction.js';
 import { errorMessage, isTransientPgError } from './consumer-errors.js';
 import type { FailurePolicy } from './consumer-options.js';

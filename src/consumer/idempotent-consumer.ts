@@ -1,10 +1,10 @@
 import { type Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
-import { createKafka } from '../kafka-clients/kafkajs/create-kafka.js';
-import { kafkajsLogCreator } from '../logging/kafkajs-log-creator.js';
+import { createKafka } from '../kafka/kafkajs/create-kafka.js';
+import { kafkajsLogCreator } from '../kafka/kafkajs/kafkajs-log-creator.js';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
+import { classifyKafkaError } from '../kafka/kafkajs/kafka-errors.js';
 import { ClaimTransaction } from './claim-transaction.js';
 import { errorMessage } from './consumer-errors.js';
 import { validateOptions, type IdempotentConsumerOptions } from './consumer-options.js';

@@ -1,10 +1,10 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { backoffDelay } from '../relay/backoff.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
+import { backoffDelay } from '../shared/backoff.js';
 import { ValueDecoder } from '../schema-registry/value-decoder.js';
-import { classifyKafkaError } from '../kafka-clients/kafkajs/kafka-errors.js';
+import { classifyKafkaError } from '../kafka/kafkajs/kafka-errors.js';
 import { decodeRecord, type DecodeResult } from './consumed-event.js';
 import { errorMessage } from './consumer-errors.js';
 import type { IdempotentConsumerOptions } from './consumer-options.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import { quoteTableName } from './sql.js';
 
 export const DEFAULT_PROCESSED_TABLE = 'processed_messages';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import type { ClaimTransaction } from './claim-transaction.js';
 import type { ConsumedEvent, DecodeResult } from './consumed-event.js';
 import { errorMessage } from './consumer-errors.js';

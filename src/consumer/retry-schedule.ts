@@ -1,4 +1,4 @@
-import { backoffDelay } from '../relay/backoff.js';
+import { backoffDelay } from '../shared/backoff.js';
 
 /**
  * How many times a step is tried and how long to wait before the next try.

@@ -1,4 +1,4 @@
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../outbox/message-content.js';
-import { DEFAULT_OUTBOX_COLUMNS as RELAY_COLUMNS, DEFAULT_OUTBOX_TABLE, type ColumnMapping } from '../outbox/outbox-columns.js';
-import { shardOfSql } from '../shards/shard-spec.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
+import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../pipeline/assemble/message-content.js';
+import { DEFAULT_OUTBOX_COLUMNS as RELAY_COLUMNS, DEFAULT_OUTBOX_TABLE, type ColumnMapping } from '../pipeline/assemble/outbox-columns.js';
+import { shardOfSql } from '../shared/shard-spec.js';
 import type { Queryable } from './processed-messages.js';
 import { quoteIdentifier, quoteTableName } from './sql.js';
-import { otelApiIfRegistered, traceHeadersOf, type OtelApiModule } from '../tracing/trace-context.js';
+import { otelApiIfRegistered, traceHeadersOf, type OtelApiModule } from '../observability/tracing/trace-context.js';
 
 export interface OutboxEventInput {
   aggregateType: string;

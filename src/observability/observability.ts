@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { packageVersion } from '../admin/package-version.js';
-import type { RelayStats } from '../relay/relay-stats.js';
-import type { SinkFactory } from '../sink-factory/create-sink.js';
+import { packageVersion } from '../shared/package-version.js';
+import type { RelayStats } from '../pipeline/relay-stats.js';
+import type { SinkFactory } from '../sink/create-sink.js';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from './metrics-server.js';
 import { createRelayMetrics, type RelayMetrics } from './relay-metrics.js';
 import { SlotMonitor, type SlotMonitorSettings } from './slot-monitor.js';

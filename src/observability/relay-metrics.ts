@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { RelayState, RelayStats } from '../relay/relay-stats.js';
-import { PgTimestamp } from '../replication/pg-timestamp.js';
+import type { RelayState, RelayStats } from '../pipeline/relay-stats.js';
+import { PgTimestamp } from '../postgres/pg-timestamp.js';
 import { isTransactional, type Sink, type TransactionalSink } from '../sink/sink.js';
-import type { SinkRecord } from '../record-format/sink-record.js';
+import type { SinkRecord } from '../sink/sink-record.js';
 import { mirroredCounter } from './mirrored-counter.js';
 
 export const RELAY_STATES: readonly RelayState[] = ['starting', 'streaming', 'standby', 'reconnecting', 'stopping', 'stopped'];

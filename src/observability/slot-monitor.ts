@@ -1,9 +1,9 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { readSlotStatus } from '../admin/slot-status.js';
+import { readSlotStatus } from '../postgres/slot-status.js';
 import { pgConnection, type PgSettings } from '../postgres/pg-connection.js';
-import type { RelayStats } from '../relay/relay-stats.js';
-import { Lsn } from '../replication/lsn.js';
+import type { RelayStats } from '../pipeline/relay-stats.js';
+import { Lsn } from '../shared/lsn.js';
 import type { RelayMetrics } from './relay-metrics.js';
 import { StallDetector } from './stall-detector.js';
 

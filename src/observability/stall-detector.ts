@@ -1,5 +1,5 @@
-import type { RelayState } from '../relay/relay-stats.js';
-import type { Lsn } from '../replication/lsn.js';
+import type { RelayState } from '../pipeline/relay-stats.js';
+import type { Lsn } from '../shared/lsn.js';
 
 export interface StallSample {
   now: number;

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { ClientConfig } from 'pg';
-import { readPem } from '../secrets/read-pem.js';
+import { readPem } from '../shared/read-pem.js';
 
 /** What a PostgreSQL connection is made from (--database-url, --connect-timeout-ms, --pg-ssl*). */
 export interface PgSettings {

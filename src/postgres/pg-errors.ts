@@ -1,4 +1,4 @@
-import { EXIT, OutboxTailError } from '../errors/outbox-tail-error.js';
+import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
 import { NETWORK_ERROR_CODES } from './network-error-codes.js';
 
 interface PgLikeError {

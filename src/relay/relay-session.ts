@@ -1,28 +1,28 @@
 import type { ClientConfig } from 'pg';
 import type { Logger } from 'pino';
-import { Checkpointer } from '../checkpoint/checkpointer.js';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { columnMapping, type ColumnSettings } from '../outbox/outbox-columns.js';
-import { RowMapper } from '../outbox/row-mapper.js';
-import { TransactionAssembler, type MessageMapper } from '../outbox/transaction-assembler.js';
-import { badRowPolicies, type BadRowSettings } from '../publish/bad-row-policy.js';
-import type { InFlightLimits } from '../publish/backpressure.js';
-import type { BatchLimits } from '../publish/batching.js';
-import { PublishingStage } from '../publish/publishing-stage.js';
-import { Lsn } from '../replication/lsn.js';
-import { Heartbeat } from '../replication/heartbeat.js';
-import { ReplicationSource } from '../replication/replication-source.js';
-import { StatusSender, type ConfirmFrontier } from '../replication/status-sender.js';
-import { createRecordBuilder } from '../record-format/create-record-builder.js';
-import type { ValueEncoder } from '../record-format/value-encoder.js';
-import { alreadyPublished, type SkipRule } from '../exactly-once/skip-published.js';
-import type { Watermark } from '../exactly-once/watermark.js';
+import { Checkpointer } from '../pipeline/checkpoint/checkpointer.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
+import { columnMapping, type ColumnSettings } from '../pipeline/assemble/outbox-columns.js';
+import { RowMapper } from '../pipeline/assemble/row-mapper.js';
+import { TransactionAssembler, type MessageMapper } from '../pipeline/assemble/transaction-assembler.js';
+import { badRowPolicies, type BadRowSettings } from '../pipeline/publish/bad-row-policy.js';
+import type { InFlightLimits } from '../pipeline/publish/backpressure.js';
+import type { BatchLimits } from '../pipeline/publish/batching.js';
+import { PublishingStage } from '../pipeline/publish/publishing-stage.js';
+import { Lsn } from '../shared/lsn.js';
+import { Heartbeat } from '../pipeline/source/heartbeat.js';
+import { ReplicationSource } from '../pipeline/source/replication-source.js';
+import { StatusSender, type ConfirmFrontier } from '../pipeline/checkpoint/status-sender.js';
+import { createRecordBuilder } from '../pipeline/publish/record-format/create-record-builder.js';
+import type { ValueEncoder } from '../pipeline/publish/record-format/value-encoder.js';
+import { alreadyPublished, type SkipRule } from '../pipeline/publish/skip-published.js';
+import type { Watermark } from '../sink/watermark.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
-import type { RecordFormat } from '../record-format/record-formats.js';
-import type { RecordHeaderName } from '../record-format/record-headers.js';
+import type { RecordFormat } from '../pipeline/publish/record-format/record-formats.js';
+import type { RecordHeaderName } from '../pipeline/publish/record-format/record-headers.js';
 import { isTransactional, type Sink } from '../sink/sink.js';
-import type { RelayStats } from './relay-stats.js';
+import type { RelayStats } from '../pipeline/relay-stats.js';
 
 /**
  * What one replication session uses, named as the options name it: the slot

@@ -1,16 +1,16 @@
 import type { Logger } from 'pino';
-import type { Checkpointer } from '../checkpoint/checkpointer.js';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { explainSlotInvalidated } from '../admin/preflight.js';
-import { createKafkaSink, type SinkSettings } from '../sink-factory/create-sink.js';
-import type { SinkFactory } from '../sink-factory/create-sink.js';
-import type { SkipRule } from '../exactly-once/skip-published.js';
-import { backoffDelay } from './backoff.js';
+import type { Checkpointer } from '../pipeline/checkpoint/checkpointer.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
+import { explainSlotInvalidated } from './preflight.js';
+import { createKafkaSink, type SinkSettings } from '../sink/create-sink.js';
+import type { SinkFactory } from '../sink/create-sink.js';
+import type { SkipRule } from '../pipeline/publish/skip-published.js';
+import { backoffDelay } from '../shared/backoff.js';
 import { pgConnection, type PgSettings } from '../postgres/pg-connection.js';
 import { RelaySession, type SessionSettings } from './relay-session.js';
-import type { MessageMapper } from '../outbox/transaction-assembler.js';
-import { RelayStats } from './relay-stats.js';
-import { PositionRecorder } from '../checkpoint/position-recorder.js';
+import type { MessageMapper } from '../pipeline/assemble/transaction-assembler.js';
+import { RelayStats } from '../pipeline/relay-stats.js';
+import { PositionRecorder } from '../pipeline/checkpoint/position-recorder.js';
 
 /** How often the ack frontier's commit time is written for outbox-tail recover (a lost slot costs at most this much more replay). */
 const POSITION_INTERVAL_MS = 5_000;

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
-import { redactUrl } from '../logging/redact-url.js';
-import { backoffDelay } from '../relay/backoff.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
+import { redactUrl } from '../shared/redact-url.js';
+import { backoffDelay } from '../shared/backoff.js';
 import type { SchemaType } from './schema-codec.js';
 
 export interface SchemaRegistrySettings {

@@ -1,4 +1,4 @@
-import { OutboxTailError } from '../errors/outbox-tail-error.js';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import { RegistryClient, type SchemaRegistrySettings } from './registry-client.js';
 import type { SchemaCodec } from './schema-codec.js';
 import { unframe } from './wire-format.js';

@@ -1,5 +1,5 @@
-import type { Watermark } from '../exactly-once/watermark.js';
-import type { SinkRecord } from '../record-format/sink-record.js';
+import type { Watermark } from './watermark.js';
+import type { SinkRecord } from './sink-record.js';
 
 /** What the brokers report to a metadata request. */
 export interface ClusterMetadata {

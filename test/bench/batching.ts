@@ -1,5 +1,5 @@
-import { nextBatchSize } from '../../src/publish/batching.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import { nextBatchSize } from '../../src/pipeline/publish/batching.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 
 /**
  * Cuts records into batches the way the relay's publishing stage does for a

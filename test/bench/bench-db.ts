@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { migrate } from '../../src/admin/migrator.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { migrate } from '../../src/postgres/migrator.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { withClient } from '../support/database.js';
 
 // The bench's callers get it from here, with the rest of the database side.

@@ -1,7 +1,7 @@
 /** Kafka side of the benchmark: topics, end offsets, reading append times back. */
 import { type Kafka, logLevel, type Admin, type KafkaMessage } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 export function benchKafka(brokers: string[], clientId = 'outbox-tail-bench'): Kafka {
   return createKafka({ brokers, clientId, logLevel: logLevel.NOTHING });

@@ -18,7 +18,7 @@
  */
 import pg from 'pg';
 import { benchSink, recordBuilderModule } from './dist.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 import { PAYLOAD_SQL } from './bench-db.js';
 import { OUTBOX_ROW_COLUMNS, rowEvent, type OutboxRowText } from './outbox-row-event.js';
 

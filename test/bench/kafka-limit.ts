@@ -15,7 +15,7 @@
  */
 import pg from 'pg';
 import { benchSink, recordBuilderModule } from './dist.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 import { cutBatches } from './batching.js';
 import { OUTBOX_ROW_COLUMNS, rowEvent, type OutboxRowText } from './outbox-row-event.js';
 

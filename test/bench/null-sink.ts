@@ -1,5 +1,5 @@
 import type { ClusterMetadata, Sink } from '../../src/sink/sink.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 
 /**
  * A Sink that acknowledges every batch at once and keeps nothing but counts:

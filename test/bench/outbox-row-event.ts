@@ -5,8 +5,8 @@
  * text PostgreSQL returns, so these publishers forward the same bytes the
  * relay does.
  */
-import type { OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import type { OutboxEvent, Transaction } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 export interface OutboxRowText {
   id: string;

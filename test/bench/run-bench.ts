@@ -17,8 +17,8 @@ import { parseArgs, promisify } from 'node:util';
 import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
 import { configSchema } from '../../src/config/config-schema.js';
-import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import {
   confirmedFlushLsn,
@@ -49,7 +49,7 @@ import { writeCharts, type BenchResultLike } from './bench-charts.js';
 import { benchValueFormat, valueFormatLine } from './value-format.js';
 import { outboxRecordSize, producerPerfTest, type PerfTestLimit } from './perf-test-limit.js';
 import { shardCatchupFigures, speedups, usPerEvent, type ShardCatchupFigures } from './shard-figures.js';
-import { MAX_SHARDS, shardName } from '../../src/shards/shard-spec.js';
+import { MAX_SHARDS, shardName } from '../../src/shared/shard-spec.js';
 
 // ---------------------------------------------------------------- options
 

@@ -17,10 +17,10 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 import type { Sink } from '../../src/sink/sink.js';
-import { parseTraceparent, traceHeadersOf } from '../../src/tracing/trace-context.js';
-import { traceSink } from '../../src/tracing/tracing-sink.js';
+import { parseTraceparent, traceHeadersOf } from '../../src/observability/tracing/trace-context.js';
+import { traceSink } from '../../src/observability/tracing/tracing-sink.js';
 
 export interface TracingCostResult {
   events: number;

@@ -16,14 +16,14 @@
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pino from 'pino';
 import { startStack } from '../../dev/stack/index.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
-import { TransactionalKafkaSink } from '../../src/transactional-session/transactional-kafka-sink.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
+import { TransactionalKafkaSink } from '../../src/sink/kafkajs/transactional-kafka-sink.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 const { values: flags } = parseArgs({
   options: { cycles: { type: 'string' }, records: { type: 'string' }, warmup: { type: 'string' }, brokers: { type: 'string' } },

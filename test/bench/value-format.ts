@@ -10,10 +10,10 @@
  * run-bench.ts runs it as the value_format scenario.
  */
 import { parseArgs } from 'node:util';
-import type { OutboxEvent } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { RecordBuilder } from '../../src/record-format/record-builder.js';
-import { ValueEncoder } from '../../src/record-format/value-encoder.js';
+import type { OutboxEvent } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
+import { ValueEncoder } from '../../src/pipeline/publish/record-format/value-encoder.js';
 import type { RegisteredSchema } from '../../src/schema-registry/registry-client.js';
 
 const AVRO = JSON.stringify({

@@ -32,7 +32,7 @@ import { Wait } from 'testcontainers';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../dev/stack/process.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { countOrderViolations } from '../crash/crash-harness.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { loadManifests, only, type K8sObject } from '../support/kubernetes-manifests.js';

@@ -22,7 +22,7 @@
  */
 import { Wait } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { removeOwnContainers } from './support/cleanup.js';
 import { containerLogs, inspectContainer, removeContainer, startNetnsStack, type NetnsStack } from './support/netns-stack.js';

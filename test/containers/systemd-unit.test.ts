@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { removeOwnContainers } from './support/cleanup.js';
 import { startNetnsStack, type NetnsStack } from './support/netns-stack.js';

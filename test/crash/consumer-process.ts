@@ -8,7 +8,7 @@
  * kafkajs alone, no processed-messages table, so replays apply twice.
  */
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { createIdempotentConsumer } from '../../src/consumer/index.js';
 

@@ -8,12 +8,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
-import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
+import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
 import { cancelOrder, committedEventIdsSql, createOrder, createOrdersTable } from '../../dev/demo/order-app.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
@@ -22,7 +22,7 @@ import { createSlot, waitForConfirmed } from '../support/slot.js';
 import { rng } from '../support/seeded-random.js';
 import { peekTransactions, type DecodedTxn } from '../support/witness-slot.js';
 import { SHARD_LAYOUTS, type ShardLayout } from '../support/broken-shards.js';
-import { formatShard, shardName, shardPredicate } from '../../src/shards/shard-spec.js';
+import { formatShard, shardName, shardPredicate } from '../../src/shared/shard-spec.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -220,7 +220,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     );
     if (shardSpecs) {
       if (options.straddle) throw new Error('straddle kills are not set up for sharded runs');
-      // As `outbox-tail init --shards N` creates them (src/shards/init-shards.ts), but each with its layout's i/N.
+      // As `outbox-tail init --shards N` creates them (src/commands/init/init-shards.ts), but each with its layout's i/N.
       for (const spec of shardSpecs) {
         const publication = shardName('outbox_tail', spec.index);
         await admin.query(`create publication ${publication} for table public.outbox where ${shardPredicate('aggregate_id', spec)} with (publish = 'insert')`);

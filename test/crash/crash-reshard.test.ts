@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
-import { createShardSet } from '../../src/shards/init-shards.js';
-import { reshard, type ReshardReport } from '../../src/shards/reshard.js';
+import { createShardSet } from '../../src/commands/init/init-shards.js';
+import { reshard, type ReshardReport } from '../../src/commands/reshard/reshard.js';
 import { naiveReshard } from '../support/broken-reshard.js';
 import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';

@@ -5,7 +5,7 @@
  * prints `committed <id>` after each COMMIT and `sent <id>` after each ack.
  */
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 

@@ -8,7 +8,7 @@
  * committed records only (kafkajs' default) unless built with readUncommitted.
  */
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 
 export class FaultCollector extends KafkaCollector {

@@ -9,9 +9,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { RELAY_HEAP_MB, RELAY_HEAP_MB_EXACTLY_ONCE, RELAY_RSS_CEILING_MB } from '../support/relay-memory.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
@@ -19,13 +19,13 @@ import type { CollectedRecord } from '../support/kafka-collector.js';
 import { FaultCollector } from './collector.js';
 import { startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot } from '../support/slot.js';
-import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
+import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
 import { proxiedDatabaseUrl, RELAY_PASSWORD, RELAY_ROLE, type FaultStack } from './fault-stack.js';
 import { outboxRows, recount, type Counts } from './recount.js';
 import { SlotMonitor } from './slot-monitor.js';
 import { committedIdsSql, messageEventRows, prepareOrderTables, SteadyWriter, writerNote, type WriterOptions } from './writer.js';
 import { committedEventIdsSql, type EventVia } from '../../dev/demo/order-app.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -2,6 +2,6 @@
 // the real daemon (NODE_OPTIONS=--import <this file>), it makes the compiled
 // relay's frontier ignore keepalives, so an idle outbox never confirms the WAL
 // that other tables write (docs/architecture.md#lsn-rules, rule 5 left out).
-import { Checkpointer } from '../../dist/src/checkpoint/checkpointer.js';
+import { Checkpointer } from '../../dist/src/pipeline/checkpoint/checkpointer.js';
 
 Checkpointer.prototype.keepalive = function keepalive() {};

@@ -13,7 +13,7 @@
  *                    appended at or before the sample's time (same host clock)
  */
 import type pg from 'pg';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import type { CollectedRecord } from '../support/kafka-collector.js';
 import { countOrderViolations } from '../crash/crash-harness.js';
 import type { SlotSample } from './slot-monitor.js';

@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { isStreaming, type RelayProcess } from '../support/relay-process.js';
 import type { FaultStack } from './fault-stack.js';
 import { FaultRun, sleep, type FaultRunOptions, type FaultVariant, type ScenarioResult } from './harness.js';

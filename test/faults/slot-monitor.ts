@@ -5,7 +5,7 @@
  * which backend holds the slot.
  */
 import pg from 'pg';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 export interface SlotSample {
   /** Date.now() right after the row came back. */

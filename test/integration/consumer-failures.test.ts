@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
 import { consumerTestbed } from '../support/consumer-testbed.js';
 import { uniqueName } from '../support/database.js';
 import { readTopic } from '../support/kafka.js';

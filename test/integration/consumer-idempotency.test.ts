@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createIdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
 import { consumerTestbed } from '../support/consumer-testbed.js';
 import { uniqueName } from '../support/database.js';
 

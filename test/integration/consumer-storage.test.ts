@@ -5,16 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createIdempotentConsumer, pruneProcessedMessages, writeOutboxEvent, type ConsumedEvent, type IdempotentConsumer } from '../../src/consumer/index.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
 import { createTestDatabase, endPool, uniqueName, type TestDatabase } from '../support/database.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot } from '../support/slot.js';
 import { getStack } from '../support/stack.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 const stack = getStack();
 let db: TestDatabase;

@@ -9,8 +9,8 @@
  */
 import kafkajs, { type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../src/doctor/doctor-checks.js';
-import type { DoctorReport } from '../../src/doctor/run-doctor.js';
+import type { CheckResult } from '../../src/commands/doctor/doctor-checks.js';
+import type { DoctorReport } from '../../src/commands/doctor/run-doctor.js';
 import { findPostgresBinDir, NativePostgres } from '../../dev/stack/native-postgres.js';
 import { uniqueName } from '../support/database.js';
 import { kafkaFor } from '../support/kafka.js';

@@ -12,22 +12,17 @@
  * consumer will ever see (lost at the next start, which skips up to it).
  */
 import { type Kafka, logLevel, type Transaction as KafkaTransaction } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Lsn } from '../../src/replication/lsn.js';
-import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
 import type { WatermarkPosition } from '../../src/sink/sink.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
-import {
-  laneTransactionalId,
-  TransactionalKafkaSink,
-  type Lane,
-  type TransactionalKafkaSinkOptions,
-} from '../../src/transactional-session/transactional-kafka-sink.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
+import { laneTransactionalId, TransactionalKafkaSink, type Lane, type TransactionalKafkaSinkOptions } from '../../src/sink/kafkajs/transactional-kafka-sink.js';
 import { uniqueName } from '../support/database.js';
 import { getStack } from '../support/stack.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 /** The real sink, with lane 1's first EndTxn held until release(). */
 class HeldEndTxnSink extends TransactionalKafkaSink {

@@ -7,13 +7,13 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
-import { createKafkaSink } from '../../src/sink-factory/create-sink.js';
-import { javaPartition } from '../../src/kafka-clients/platformatic/murmur2.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import { createKafkaSink } from '../../src/sink/create-sink.js';
+import { javaPartition } from '../../src/kafka/platformatic/murmur2.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 import { uniqueName } from '../support/database.js';
 import { kafkaFor, readTopic } from '../support/kafka.js';
 import { getStack } from '../support/stack.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 const logger = pino({ level: 'silent' });
 const PARTITIONS = 3;

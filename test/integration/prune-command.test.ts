@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { PruneReport } from '../../src/recovery/prune-outbox.js';
+import type { PruneReport } from '../../src/commands/prune/prune-outbox.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';

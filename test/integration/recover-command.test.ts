@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { RecoverReport } from '../../src/recovery/recover-slot.js';
-import type { VerifyReport } from '../../src/recovery/verify-outbox.js';
+import type { RecoverReport } from '../../src/commands/recover/recover-slot.js';
+import type { VerifyReport } from '../../src/commands/verify/verify-outbox.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';

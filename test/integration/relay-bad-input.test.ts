@@ -1,12 +1,12 @@
 import { logLevel } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import { describe, expect, it } from 'vitest';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { confirmedFlushLsn, createSlot, query } from '../support/slot.js';
 import { peekTransactions } from '../support/witness-slot.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 const bed = relayTestbed();
 const stack = bed.stack;

@@ -18,7 +18,7 @@
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';

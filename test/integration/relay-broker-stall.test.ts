@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';

@@ -6,15 +6,15 @@
  * (TRANSACTIONAL_ID_CONFLICT). Never a silent start, never a downgrade.
  */
 import kafkajs, { logLevel, type Kafka } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import { describe, expect, it } from 'vitest';
-import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
+import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming, type RelayProcess } from '../support/relay-process.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, query } from '../support/slot.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 // A CommonJS enum: ESM sees it only on the default export.
 const { ConfigResourceTypes } = kafkajs;

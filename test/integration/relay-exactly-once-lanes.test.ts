@@ -7,15 +7,15 @@
  * new relay's back (duplicates once the new relay publishes the same rows).
  */
 import { logLevel, type Transaction } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import { describe, expect, it } from 'vitest';
-import { createOffsetsTopic } from '../../src/transactional-session/offsets-topic.js';
+import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
 import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, query } from '../support/slot.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 const bed = relayTestbed();
 const stack = bed.stack;

@@ -10,7 +10,7 @@ import { kafkaFor } from '../support/kafka.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';
 import { createSlot, currentWalLsn, query, waitForConfirmed } from '../support/slot.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 const bed = relayTestbed();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ReplayReport } from '../../src/recovery/replay-outbox.js';
-import type { VerifyReport } from '../../src/recovery/verify-outbox.js';
+import type { ReplayReport } from '../../src/commands/replay/replay-outbox.js';
+import type { VerifyReport } from '../../src/commands/verify/verify-outbox.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { VerifyReport } from '../../src/recovery/verify-outbox.js';
+import type { VerifyReport } from '../../src/commands/verify/verify-outbox.js';
 import { uniqueName } from '../support/database.js';
 import { kafkaFor } from '../support/kafka.js';
 import { isStreaming } from '../support/relay-process.js';

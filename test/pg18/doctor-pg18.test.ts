@@ -11,9 +11,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../src/doctor/doctor-checks.js';
-import type { DoctorReport } from '../../src/doctor/run-doctor.js';
-import type { SlotStatus } from '../../src/admin/slot-status.js';
+import type { CheckResult } from '../../src/commands/doctor/doctor-checks.js';
+import type { DoctorReport } from '../../src/commands/doctor/run-doctor.js';
+import type { SlotStatus } from '../../src/postgres/slot-status.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';

@@ -1,6 +1,6 @@
-import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
-import type { Transaction } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Checkpointer } from '../../src/pipeline/checkpoint/checkpointer.js';
+import type { Transaction } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 /**
  * Deliberately broken frontiers, built from the library's parts in test code

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { SkipRule } from '../../src/exactly-once/skip-published.js';
-import type { Watermark } from '../../src/exactly-once/watermark.js';
+import type { SkipRule } from '../../src/pipeline/publish/skip-published.js';
+import type { Watermark } from '../../src/sink/watermark.js';
 import { isTransactional, type Sealed, type TransactionalSink, type WatermarkPosition } from '../../src/sink/sink.js';
-import { createKafkaSink, type SinkFactory, type SinkSettings } from '../../src/sink-factory/create-sink.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import { createKafkaSink, type SinkFactory, type SinkSettings } from '../../src/sink/create-sink.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 
 /**
  * Deliberately broken exactly-once relays, built from the library's parts in

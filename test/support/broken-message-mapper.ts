@@ -1,5 +1,5 @@
-import { mapMessage } from '../../src/outbox/message-mapper.js';
-import type { MessageMapper } from '../../src/outbox/transaction-assembler.js';
+import { mapMessage } from '../../src/pipeline/assemble/message-mapper.js';
+import type { MessageMapper } from '../../src/pipeline/assemble/transaction-assembler.js';
 
 /**
  * A deliberately broken relay for --source messages, built in test code only:

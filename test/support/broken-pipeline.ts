@@ -9,9 +9,9 @@
  * frontier is untouched (each send still resolves only once its records are
  * in Kafka): only the order in Kafka breaks, and the order check must see it.
  */
-import type { SinkFactory } from '../../src/sink-factory/create-sink.js';
-import { createKafkaSink } from '../../src/sink-factory/create-sink.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { SinkFactory } from '../../src/sink/create-sink.js';
+import { createKafkaSink } from '../../src/sink/create-sink.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 import type { ClusterMetadata, Sink } from '../../src/sink/sink.js';
 
 /** How many later requests a held one waits for, and how long at most (a quiet outbox sends no more). */

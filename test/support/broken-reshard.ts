@@ -3,10 +3,10 @@
  * stop the old relays first, then create the new shard set. The
  * transactions committed between the old relays' last confirmed position
  * and the new slots' consistent point are in neither set: lost.
- * (`outbox-tail reshard` creates the new set first, src/shards/reshard.ts.)
+ * (`outbox-tail reshard` creates the new set first, src/commands/reshard/reshard.ts.)
  */
 import type pg from 'pg';
-import { createShardSet } from '../../src/shards/init-shards.js';
+import { createShardSet } from '../../src/commands/init/init-shards.js';
 
 export async function naiveReshard(
   client: pg.Client,

@@ -13,7 +13,7 @@
  */
 import { LogicalReplicationService } from 'pg-logical-replication';
 import pg from 'pg';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 export async function installResumeFilter(databaseUrl: string, slot: string, log: (line: string) => void): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });

@@ -6,7 +6,7 @@
  * check passes; only together do they overlap (a key in two shards:
  * duplicates) and leave gaps (a key in none: loss). The recount must catch it.
  */
-import { allShards, type ShardSpec } from '../../src/shards/shard-spec.js';
+import { allShards, type ShardSpec } from '../../src/shared/shard-spec.js';
 
 export const SHARD_LAYOUTS = {
   correct: (n: number): ShardSpec[] => allShards(n),

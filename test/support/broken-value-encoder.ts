@@ -1,5 +1,5 @@
-import type { DaemonExtras } from '../../src/cli/run-daemon.js';
-import { ValueEncoder } from '../../src/record-format/value-encoder.js';
+import type { DaemonExtras } from '../../src/commands/run/run-daemon.js';
+import { ValueEncoder } from '../../src/pipeline/publish/record-format/value-encoder.js';
 
 /**
  * --value-format negative control: a relay whose encoder, when the schema

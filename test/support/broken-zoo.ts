@@ -21,12 +21,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { LogicalReplicationService } from 'pg-logical-replication';
-import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
-import type { Transaction } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { StatusSender } from '../../src/replication/status-sender.js';
-import { createKafkaSink, type SinkFactory, type SinkSettings } from '../../src/sink-factory/create-sink.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import { Checkpointer } from '../../src/pipeline/checkpoint/checkpointer.js';
+import type { Transaction } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { StatusSender } from '../../src/pipeline/checkpoint/status-sender.js';
+import { createKafkaSink, type SinkFactory, type SinkSettings } from '../../src/sink/create-sink.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 import { isTransactional, type Sink, type TransactionalSink } from '../../src/sink/sink.js';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);

@@ -1,14 +1,14 @@
 import { logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createIdempotentConsumer, type IdempotentConsumer, type IdempotentConsumerOptions } from '../../src/consumer/index.js';
 import { createTestDatabase, endPool, uniqueName, type TestDatabase } from './database.js';
 import { getStack } from './stack.js';
 import { captureLogs } from './log-capture.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
-/** A record as the relay publishes it (src/record-format/record-builder.ts). */
+/** A record as the relay publishes it (src/pipeline/publish/record-format/record-builder.ts). */
 export interface OutboxRecord {
   /** The `id` header; null leaves it out (a poison record). */
   id: string | null;

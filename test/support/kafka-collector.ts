@@ -1,6 +1,6 @@
 import { logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 export interface CollectedRecord {
   topic: string;

@@ -1,6 +1,6 @@
 /** Kafka helpers for tests: clients and a collector that reads a topic back. */
 import { type Kafka, logLevel, type IHeaders, type KafkaConfig } from 'kafkajs';
-import { createKafka } from '../../src/kafka-clients/kafkajs/create-kafka.js';
+import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import { uniqueName } from './database.js';
 
 export function kafkaFor(stack: { brokers: string[] }, clientId = 'outbox-tail-test', extra: Partial<KafkaConfig> = {}): Kafka {

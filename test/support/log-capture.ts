@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { createLogger } from '../../src/logging/create-logger.js';
+import { createLogger } from '../../src/shared/create-logger.js';
 
 /** A logger of the relay's own shape whose JSON lines are kept, parsed, for assertions. */
 export function captureLogs(level = 'info'): { lines: Array<Record<string, unknown>>; logger: Logger } {

@@ -9,7 +9,7 @@
  */
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { toRunConfig } from '../../src/config/run-config.js';
-import { runDaemon } from '../../src/cli/run-daemon.js';
+import { runDaemon } from '../../src/commands/run/run-daemon.js';
 import { VARIANTS } from './broken-checkpointers.js';
 import { installResumeFilter } from './broken-resume-filter.js';
 import { EXACTLY_ONCE_VARIANTS } from './broken-exactly-once.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { onTestFinished } from 'vitest';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 /** Runs one query on a short-lived connection. */
 export async function query<R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<R[]> {

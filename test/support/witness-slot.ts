@@ -1,5 +1,5 @@
-import { Lsn } from '../../src/replication/lsn.js';
-import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { decodePgoutput, type PgoutputMessage } from '../../src/pipeline/decode/pgoutput-decoder.js';
 import { query } from './slot.js';
 
 /**

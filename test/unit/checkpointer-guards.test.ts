@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
-import type { Transaction } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Checkpointer } from '../../src/pipeline/checkpoint/checkpointer.js';
+import type { Transaction } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 // The guards and the memory bound of the ack frontier (checkpointer.test.ts has
 // the ordering rules). Transaction i commits at 1000*i and ends at 1000*i + 10.

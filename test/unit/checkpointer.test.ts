@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
-import type { Transaction } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Checkpointer } from '../../src/pipeline/checkpoint/checkpointer.js';
+import type { Transaction } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 let seq = 0;
 function txn(commitLsn: bigint, endLsn: bigint): Transaction & { end: Lsn } {

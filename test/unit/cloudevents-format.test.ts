@@ -3,13 +3,13 @@ import type { KafkaMessage as KafkaJsMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { decodeRecord } from '../../src/consumer/consumed-event.js';
-import type { OutboxEvent } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { CloudEventsRecordBuilder, compileSourceTemplate } from '../../src/record-format/cloudevents-format.js';
-import { createRecordBuilder } from '../../src/record-format/create-record-builder.js';
-import { RecordBuilder } from '../../src/record-format/record-builder.js';
-import { RECORD_HEADER_NAMES } from '../../src/record-format/record-headers.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { OutboxEvent } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { CloudEventsRecordBuilder, compileSourceTemplate } from '../../src/pipeline/publish/record-format/cloudevents-format.js';
+import { createRecordBuilder } from '../../src/pipeline/publish/record-format/create-record-builder.js';
+import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
+import { RECORD_HEADER_NAMES } from '../../src/pipeline/publish/record-format/record-headers.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 
 const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
   id: '6f1c0f6e-7c1e-4a37-9f43-1c2b3d4e5f60',

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { tempDir } from '../support/temp-dir.js';
 import { envName, flagName } from '../../src/config/options.js';
 import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { collectWindow } from '../../src/recovery/verify-outbox.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { collectWindow } from '../../src/commands/verify/verify-outbox.js';
 
 const dir = tempDir('outbox-tail-config-');
 const file = (name: string, text: string) => {

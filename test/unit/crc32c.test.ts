@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { loadCrc32c } from '../../src/kafka-clients/kafkajs/crc32c.js';
+import { loadCrc32c } from '../../src/kafka/kafkajs/crc32c.js';
 
 const require = createRequire(import.meta.url);
 const kafkajsCrc32c = require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as (b: Buffer) => number;

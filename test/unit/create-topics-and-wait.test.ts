@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { createTopicsAndWait } from '../../src/kafka-clients/kafkajs/create-topics.js';
+import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 
 /** An admin whose metadata answers come from a script, one per call. */
 function scriptedAdmin(answers: Array<Error | number[]>): { admin: Admin; calls: () => number } {

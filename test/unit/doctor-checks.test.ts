@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SlotStatus } from '../../src/admin/slot-status.js';
+import type { SlotStatus } from '../../src/postgres/slot-status.js';
 import { configSchema } from '../../src/config/config-schema.js';
 import { toRunConfig, type RunConfig } from '../../src/config/run-config.js';
 import {
@@ -20,10 +20,10 @@ import {
   doctorExitCode,
   suggestedKeepSize,
   type CheckResult,
-} from '../../src/doctor/doctor-checks.js';
-import type { DoctorOptions, KafkaFacts, KafkaTopicFacts, PostgresFacts, StandbyFacts } from '../../src/doctor/doctor-facts.js';
-import { expectedTopics, topicPattern } from '../../src/doctor/gather-kafka-facts.js';
-import { formatDoctorReport } from '../../src/doctor/run-doctor.js';
+} from '../../src/commands/doctor/doctor-checks.js';
+import type { DoctorOptions, KafkaFacts, KafkaTopicFacts, PostgresFacts, StandbyFacts } from '../../src/commands/doctor/doctor-facts.js';
+import { expectedTopics, topicPattern } from '../../src/commands/doctor/gather-kafka-facts.js';
+import { formatDoctorReport } from '../../src/commands/doctor/run-doctor.js';
 
 const GB = 1024 ** 3;
 const MB = 1024 ** 2;

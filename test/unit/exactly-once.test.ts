@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { alreadyPublished } from '../../src/exactly-once/skip-published.js';
-import { decodeWatermark, encodeWatermark, type Watermark } from '../../src/exactly-once/watermark.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { alreadyPublished } from '../../src/pipeline/publish/skip-published.js';
+import { decodeWatermark, encodeWatermark, type Watermark } from '../../src/sink/watermark.js';
 import {
   endsTransaction,
   KAFKA_TRANSACTION_SPAN_MS,
   keepKafkaTransactionOpen,
   transactionalBatchSize,
   type TransactionBatchable,
-} from '../../src/publish/batching.js';
-import { Lsn } from '../../src/replication/lsn.js';
+} from '../../src/pipeline/publish/batching.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 const lsn = (n: number) => Lsn.of(BigInt(n));
 

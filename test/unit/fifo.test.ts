@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Fifo } from '../../src/publish/fifo.js';
+import { Fifo } from '../../src/pipeline/publish/fifo.js';
 
 /** The backing array, which is the queue's memory: private, looked at only here. */
 const backing = <T>(q: Fifo<T>) => (q as unknown as { items: (T | undefined)[] }).items;

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { main } from '../../src/cli/main.js';
 import { configSchema } from '../../src/config/config-schema.js';
 import { OPTIONS, optionKeys, optionSpecs, type ConfigObjectSchema } from '../../src/config/options.js';
-import { RECORD_HEADER_NAMES } from '../../src/record-format/record-headers.js';
+import { RECORD_HEADER_NAMES } from '../../src/pipeline/publish/record-format/record-headers.js';
 import { renderConfigurationPage } from '../../dev/docs/configuration-page.js';
 import { configurationPageInput, docsPages, metricsPageInput, ROOT, stalePages, type GeneratedPage } from '../../dev/docs/docs-pages.js';
 import { renderMetricsPage } from '../../dev/docs/metrics-page.js';

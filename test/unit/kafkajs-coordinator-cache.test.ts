@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { TRANSACTION_COORDINATOR, withCoordinatorCache } from '../../src/kafka-clients/kafkajs/kafkajs-coordinator-cache.js';
-import { laneTransactionalId } from '../../src/transactional-session/transactional-kafka-sink.js';
+import { TRANSACTION_COORDINATOR, withCoordinatorCache } from '../../src/kafka/kafkajs/kafkajs-coordinator-cache.js';
+import { laneTransactionalId } from '../../src/sink/kafkajs/transactional-kafka-sink.js';
 
 /** A stand-in for kafkajs's Cluster#findGroupCoordinator that counts lookups and hands out brokers whose requests can be made to fail. */
 function fakeCluster() {

@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = `
 import { createRequire } from 'node:module';
 import pino from 'pino';
-import { installRecordEncoder } from './src/kafka-clients/kafkajs/kafka-sink.ts';
+import { installRecordEncoder } from './src/sink/kafkajs/kafka-sink.ts';
 createRequire(import.meta.url)('kafkajs/src/protocol/requests/produce/v3/request.js');
 const logger = pino({ base: null, timestamp: false });
 installRecordEncoder(logger);

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { installFastRecordEncoder } from '../../src/kafka-clients/kafkajs/kafkajs-record-encoder.js';
+import { installFastRecordEncoder } from '../../src/kafka/kafkajs/kafkajs-record-encoder.js';
 
 const require = createRequire(import.meta.url);
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { rng as random } from '../support/seeded-random.js';
-import { fastRecordBatchEncoder, fastRecordEncoder, type RecordBatchInput, type RecordInput } from '../../src/kafka-clients/kafkajs/kafkajs-record-encoder.js';
+import { fastRecordBatchEncoder, fastRecordEncoder, type RecordBatchInput, type RecordInput } from '../../src/kafka/kafkajs/kafkajs-record-encoder.js';
 
 const require = createRequire(import.meta.url);
 type KafkajsEncoder = { buffer: Buffer; buf: Buffer; offset: number };

@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 function idleQueue(fixed: boolean): { timers: number; warnings: string[]; pendingSent: boolean } {
   const script = `
     import { createRequire } from 'node:module';
-    ${fixed ? "import { installRequestQueueFix } from './src/kafka-clients/kafkajs/kafkajs-request-queue-fix.ts'; if (!installRequestQueueFix()) throw new Error('not installed');" : ''}
+    ${fixed ? "import { installRequestQueueFix } from './src/kafka/kafkajs/kafkajs-request-queue-fix.ts'; if (!installRequestQueueFix()) throw new Error('not installed');" : ''}
     const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/requestQueue/index.js');
     const warnings = [];
     process.on('warning', (w) => warnings.push(w.name));

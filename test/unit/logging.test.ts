@@ -1,7 +1,7 @@
 import { logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { kafkajsLogCreator } from '../../src/logging/kafkajs-log-creator.js';
-import { redactUrl } from '../../src/logging/redact-url.js';
+import { kafkajsLogCreator } from '../../src/kafka/kafkajs/kafkajs-log-creator.js';
+import { redactUrl } from '../../src/shared/redact-url.js';
 import { redactUrl as stackRedactUrl } from '../../dev/stack/index.js';
 import { captureLogs } from '../support/log-capture.js';
 

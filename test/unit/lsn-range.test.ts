@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 /**
  * A bigint that passes for an Lsn without Lsn.of's range check: the way a

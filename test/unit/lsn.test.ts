@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 describe('Lsn', () => {
   it('parses unpadded and padded forms to the same value', () => {

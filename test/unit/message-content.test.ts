@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MessageContent, type MessageEnvelope, type ParsedMessageContent, type UnparsableContent } from '../../src/outbox/message-content.js';
-import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
+import { MessageContent, type MessageEnvelope, type ParsedMessageContent, type UnparsableContent } from '../../src/pipeline/assemble/message-content.js';
+import { decodePgoutput, type PgoutputMessage } from '../../src/pipeline/decode/pgoutput-decoder.js';
 
-// The envelope rules of message content v1 (src/outbox/message-content.ts), one
+// The envelope rules of message content v1 (src/pipeline/assemble/message-content.ts), one
 // rule per test: what a writer must send, what the relay refuses and with which
 // reason (the reason is what --on-malformed reports to the operator).
 

@@ -2,17 +2,17 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/config-schema.js';
 import { buildOutboxMessage } from '../../src/consumer/write-outbox-event.js';
-import { MessageContent, type ParsedMessageContent, type UnparsableContent } from '../../src/outbox/message-content.js';
-import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import { DEFAULT_OUTBOX_COLUMNS as COLUMNS } from '../../src/outbox/outbox-columns.js';
-import { RowMapper } from '../../src/outbox/row-mapper.js';
-import { TransactionAssembler, type EventSource } from '../../src/outbox/transaction-assembler.js';
-import { badRowPolicies } from '../../src/publish/bad-row-policy.js';
-import { malformedRowError, malformedRowRecord } from '../../src/publish/malformed-policy.js';
-import { heartbeatPrefix } from '../../src/replication/heartbeat.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
-import { RecordBuilder } from '../../src/record-format/record-builder.js';
+import { MessageContent, type ParsedMessageContent, type UnparsableContent } from '../../src/pipeline/assemble/message-content.js';
+import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../../src/pipeline/outbox-event.js';
+import { DEFAULT_OUTBOX_COLUMNS as COLUMNS } from '../../src/pipeline/assemble/outbox-columns.js';
+import { RowMapper } from '../../src/pipeline/assemble/row-mapper.js';
+import { TransactionAssembler, type EventSource } from '../../src/pipeline/assemble/transaction-assembler.js';
+import { badRowPolicies } from '../../src/pipeline/publish/bad-row-policy.js';
+import { malformedRowError, malformedRowRecord } from '../../src/pipeline/publish/malformed-policy.js';
+import { heartbeatPrefix } from '../../src/pipeline/source/heartbeat.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { decodePgoutput, type PgoutputMessage } from '../../src/pipeline/decode/pgoutput-decoder.js';
+import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
 
 // Bytes recorded from PostgreSQL 15 by test/fixtures/record-pgoutput-messages.sh:
 // outbox_tail.emit() (migrations/0003_emit_message.sql) next to a table row, a

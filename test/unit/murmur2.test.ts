@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { javaPartition, murmur2 } from '../../src/kafka-clients/platformatic/murmur2.js';
+import { javaPartition, murmur2 } from '../../src/kafka/platformatic/murmur2.js';
 
 const require = createRequire(import.meta.url);
 // kafkajs's own murmur2 (a port of the Java client's), the reference.

@@ -6,10 +6,10 @@ import { tempDir } from '../support/temp-dir.js';
 import { main } from '../../src/cli/main.js';
 import { envName, flagName } from '../../src/config/options.js';
 import { redactConfig, resolveConfig } from '../../src/config/resolve-config.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { createLogger } from '../../src/logging/create-logger.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { createLogger } from '../../src/shared/create-logger.js';
 import { pgConnection } from '../../src/postgres/pg-connection.js';
-import { kafkaSecurity } from '../../src/kafka-clients/kafka-security.js';
+import { kafkaSecurity } from '../../src/kafka/kafka-security.js';
 
 const dir = tempDir('outbox-tail-ops-config-');
 const file = (name: string, text: string) => {

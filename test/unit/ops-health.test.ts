@@ -2,7 +2,7 @@ import { Registry, Counter } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isLoopback, parseListen, startMetricsServer, type HealthReport, type MetricsServer } from '../../src/observability/metrics-server.js';
 import { StallDetector } from '../../src/observability/stall-detector.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { Lsn } from '../../src/shared/lsn.js';
 
 describe('StallDetector', () => {
   const T = 60_000;

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { ConsumerStats } from '../../src/consumer/consumer-stats.js';
 import { registerConsumerMetrics } from '../../src/observability/consumer-metrics.js';
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
-import { RelayStats } from '../../src/relay/relay-stats.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { RelayStats } from '../../src/pipeline/relay-stats.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import type { Sink, TransactionalSink } from '../../src/sink/sink.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 
 const PG_EPOCH_MS = 946_684_800_000;
 const micros = (unixMs: number) => BigInt(unixMs - PG_EPOCH_MS) * 1000n;

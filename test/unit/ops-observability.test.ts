@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
 import { RelayObservability } from '../../src/observability/observability.js';
-import { RelayStats } from '../../src/relay/relay-stats.js';
+import { RelayStats } from '../../src/pipeline/relay-stats.js';
 import { captureLogs as capture } from '../support/log-capture.js';
 
 // The slot monitor polls a PostgreSQL that is not there (port 1): its failures are logged, never thrown.

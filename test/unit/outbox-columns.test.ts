@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { columnMapping, DEFAULT_OUTBOX_COLUMNS, DEFAULT_OUTBOX_TABLE, REQUIRED_COLUMNS } from '../../src/outbox/outbox-columns.js';
+import { columnMapping, DEFAULT_OUTBOX_COLUMNS, DEFAULT_OUTBOX_TABLE, REQUIRED_COLUMNS } from '../../src/pipeline/assemble/outbox-columns.js';
 
 // The outbox table's shape: one source for the config defaults, the row mapper,
 // preflight's required-column check and the write path.

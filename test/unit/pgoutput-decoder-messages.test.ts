@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { decodePgoutput, type PgoutputMessage } from '../../src/pipeline/decode/pgoutput-decoder.js';
 
 // Every message type outbox-tail can meet, on bytes recorded from PostgreSQL 15
 // (pgoutput-recorded.json: Begin, Relation, Insert, Message, Commit;

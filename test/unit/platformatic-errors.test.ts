@@ -1,7 +1,7 @@
 import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError, ResponseError, TimeoutError } from '@platformatic/kafka';
 import { describe, expect, it } from 'vitest';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { classifyPlatformaticError } from '../../src/kafka-clients/platformatic/platformatic-sink.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { classifyPlatformaticError } from '../../src/sink/platformatic/platformatic-sink.js';
 
 // classifyPlatformaticError decides what the relay does with a failed send on
 // --kafka-client platformatic: MESSAGE_TOO_LARGE goes to the --on-oversize

@@ -17,7 +17,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
-import { RelayStats } from '../../src/relay/relay-stats.js';
+import { RelayStats } from '../../src/pipeline/relay-stats.js';
 import {
   checkShippedNames,
   DASHBOARD_FILE,

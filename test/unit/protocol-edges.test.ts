@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/relay/backoff.js';
-import { Lsn } from '../../src/replication/lsn.js';
+import { backoffDelay } from '../../src/shared/backoff.js';
+import { Lsn } from '../../src/shared/lsn.js';
 import { classifyPgError } from '../../src/postgres/pg-errors.js';
-import { encodeStandbyStatus } from '../../src/replication/standby-status.js';
-import { classifyKafkaError } from '../../src/kafka-clients/kafkajs/kafka-errors.js';
+import { encodeStandbyStatus } from '../../src/pipeline/source/standby-status.js';
+import { classifyKafkaError } from '../../src/kafka/kafkajs/kafka-errors.js';
 
 describe('standby status update', () => {
   it('carries exactly the given LSN (not +1) as written, flushed and applied', () => {

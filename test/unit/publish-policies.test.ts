@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { MalformedRow } from '../../src/outbox/outbox-event.js';
-import { shouldPause, shouldResume } from '../../src/publish/backpressure.js';
-import { badRowPolicies } from '../../src/publish/bad-row-policy.js';
-import { nextBatchSize, shouldWaitForFullerBatch, type Batchable } from '../../src/publish/batching.js';
-import { malformedRowError, malformedRowRecord } from '../../src/publish/malformed-policy.js';
-import { oversizeDecision, oversizeError } from '../../src/publish/oversize-policy.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { RecordBuilder } from '../../src/record-format/record-builder.js';
+import type { MalformedRow } from '../../src/pipeline/outbox-event.js';
+import { shouldPause, shouldResume } from '../../src/pipeline/publish/backpressure.js';
+import { badRowPolicies } from '../../src/pipeline/publish/bad-row-policy.js';
+import { nextBatchSize, shouldWaitForFullerBatch, type Batchable } from '../../src/pipeline/publish/batching.js';
+import { malformedRowError, malformedRowRecord } from '../../src/pipeline/publish/malformed-policy.js';
+import { oversizeDecision, oversizeError } from '../../src/pipeline/publish/oversize-policy.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
 
 const queue = (entries: Batchable[]) => ({ length: entries.length, peek: (i: number) => entries[i] });
 const sized = (...bytes: number[]): Batchable[] => bytes.map((b) => ({ bytes: b, record: {} }));

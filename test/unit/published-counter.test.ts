@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createRelayMetrics } from '../../src/observability/relay-metrics.js';
-import { RelayStats } from '../../src/relay/relay-stats.js';
+import { RelayStats } from '../../src/pipeline/relay-stats.js';
 
 const commitMicros = () => BigInt(Date.now() - 946_684_800_000) * 1000n;
 

@@ -1,14 +1,14 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Checkpointer } from '../../src/checkpoint/checkpointer.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import type { OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import { alreadyPublished } from '../../src/exactly-once/skip-published.js';
-import { badRowPolicies } from '../../src/publish/bad-row-policy.js';
-import { PublishingStage, type PublishCounters } from '../../src/publish/publishing-stage.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { RecordBuilder } from '../../src/record-format/record-builder.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import { Checkpointer } from '../../src/pipeline/checkpoint/checkpointer.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import type { OutboxEvent, PipelineItem, Transaction } from '../../src/pipeline/outbox-event.js';
+import { alreadyPublished } from '../../src/pipeline/publish/skip-published.js';
+import { badRowPolicies } from '../../src/pipeline/publish/bad-row-policy.js';
+import { PublishingStage, type PublishCounters } from '../../src/pipeline/publish/publishing-stage.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 
 let seq = 0;
 const txn = (): Transaction => ({ seq: ++seq, xid: seq, commitLsn: Lsn.of(BigInt(seq * 100)), commitTime: 0n, endLsn: null });

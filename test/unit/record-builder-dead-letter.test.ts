@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { MalformedRow, OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { RecordBuilder } from '../../src/record-format/record-builder.js';
+import type { MalformedRow, OutboxEvent, Transaction } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
 
 const TXN: Transaction = { seq: 1, xid: 7, commitLsn: Lsn.of(0x1925e80n), commitTime: 0n, endLsn: null };
 const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboxEvent } from '../../src/outbox/outbox-event.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { RecordBuilder } from '../../src/record-format/record-builder.js';
-import { compileTopicTemplate } from '../../src/record-format/topic-template.js';
+import type { OutboxEvent } from '../../src/pipeline/outbox-event.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
+import { compileTopicTemplate } from '../../src/pipeline/publish/record-format/topic-template.js';
 
 const event = (over: Partial<OutboxEvent> = {}): OutboxEvent => ({
   id: 'e1',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { packRecords, unpackRecords } from '../../src/sink-thread/record-wire.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import { packRecords, unpackRecords } from '../../src/sink/thread/record-wire.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 
 const record = (over: Partial<SinkRecord> = {}): SinkRecord => ({
   topic: 'outbox.event.order',

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { LogicalReplicationService } from 'pg-logical-replication';
 import { describe, expect, it } from 'vitest';
-import { LIBRARY_CONNECTION_FIELD, libraryConnection } from '../../src/replication/library-connection.js';
+import { LIBRARY_CONNECTION_FIELD, libraryConnection } from '../../src/pipeline/source/library-connection.js';
 
 const service = () => new LogicalReplicationService({}, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: false } });
 
@@ -27,7 +27,7 @@ describe('pg-logical-replication internals outbox-tail relies on', () => {
     const s = service();
     expect(
       LIBRARY_CONNECTION_FIELD in s,
-      `pg-logical-replication no longer has ${LIBRARY_CONNECTION_FIELD}: ReplicationSource cannot pause the socket or send exact status updates; adapt src/replication/library-connection.ts`,
+      `pg-logical-replication no longer has ${LIBRARY_CONNECTION_FIELD}: ReplicationSource cannot pause the socket or send exact status updates; adapt src/pipeline/source/library-connection.ts`,
     ).toBe(true);
     expect(libraryConnection(s)).toBeNull();
   });
@@ -36,7 +36,7 @@ describe('pg-logical-replication internals outbox-tail relies on', () => {
     const source = String((LogicalReplicationService.prototype as unknown as Record<string, unknown>).client);
     expect(
       source,
-      `LogicalReplicationService.client() no longer assigns this.${LIBRARY_CONNECTION_FIELD} = this._client.connection; adapt src/replication/library-connection.ts`,
+      `LogicalReplicationService.client() no longer assigns this.${LIBRARY_CONNECTION_FIELD} = this._client.connection; adapt src/pipeline/source/library-connection.ts`,
     ).toContain(`this.${LIBRARY_CONNECTION_FIELD} = this._client.connection`);
   });
 

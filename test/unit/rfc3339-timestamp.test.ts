@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TIMESTAMP_OID, TIMESTAMPTZ_OID, toRfc3339 } from '../../src/outbox/rfc3339-timestamp.js';
+import { TIMESTAMP_OID, TIMESTAMPTZ_OID, toRfc3339 } from '../../src/pipeline/assemble/rfc3339-timestamp.js';
 import { tempDir } from '../support/temp-dir.js';
 
 describe('toRfc3339', () => {

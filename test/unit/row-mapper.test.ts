@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { MalformedRow, OutboxEvent, Transaction } from '../../src/outbox/outbox-event.js';
-import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../src/outbox/outbox-columns.js';
-import { isMalformed, RowMapper } from '../../src/outbox/row-mapper.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import type { ColumnValue, RelationColumn } from '../../src/replication/pgoutput-decoder.js';
+import type { MalformedRow, OutboxEvent, Transaction } from '../../src/pipeline/outbox-event.js';
+import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../src/pipeline/assemble/outbox-columns.js';
+import { isMalformed, RowMapper } from '../../src/pipeline/assemble/row-mapper.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import type { ColumnValue, RelationColumn } from '../../src/pipeline/decode/pgoutput-decoder.js';
 
 const COLUMNS: ColumnMapping = DEFAULT_OUTBOX_COLUMNS;
 const TXN: Transaction = { seq: 1, xid: 42, commitLsn: Lsn.of(0x100n), commitTime: 0n, endLsn: null };

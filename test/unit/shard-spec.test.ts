@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { allShards, parseRowFilter, parseShard, shardName, shardOfSql, shardPredicate } from '../../src/shards/shard-spec.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { allShards, parseRowFilter, parseShard, shardName, shardOfSql, shardPredicate } from '../../src/shared/shard-spec.js';
 
 describe('shard spec', () => {
   it('parses i/N and refuses an index outside 0..N-1 with a typed error naming the form', () => {

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { StatusSender, type ConfirmCounters } from '../../src/replication/status-sender.js';
+import type { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { StatusSender, type ConfirmCounters } from '../../src/pipeline/checkpoint/status-sender.js';
 import { captureLogs } from '../support/log-capture.js';
 
 function bed(options: { replicationTimeoutMs?: number; logger?: Logger; counters?: ConfirmCounters } = {}) {

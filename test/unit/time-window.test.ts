@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { parseDuration, parseTime, parseTimeWindow } from '../../src/recovery/time-window.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { parseDuration, parseTime, parseTimeWindow } from '../../src/commands/time-window.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00Z');
 

@@ -3,11 +3,11 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
-import type { SinkRecord } from '../../src/record-format/sink-record.js';
+import type { SinkRecord } from '../../src/sink/sink-record.js';
 import type { Sink } from '../../src/sink/sink.js';
-import { contextFromHeaders, otelApiIfRegistered, parseTraceparent, traceHeadersOf } from '../../src/tracing/trace-context.js';
-import { tracingRequested } from '../../src/tracing/relay-tracing.js';
-import { traceSink } from '../../src/tracing/tracing-sink.js';
+import { contextFromHeaders, otelApiIfRegistered, parseTraceparent, traceHeadersOf } from '../../src/observability/tracing/trace-context.js';
+import { tracingRequested } from '../../src/observability/tracing/relay-tracing.js';
+import { traceSink } from '../../src/observability/tracing/tracing-sink.js';
 
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import type { PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../src/outbox/outbox-columns.js';
-import { RowMapper } from '../../src/outbox/row-mapper.js';
-import { DEFAULT_MESSAGE_PREFIX } from '../../src/outbox/message-content.js';
-import { TransactionAssembler, type AssemblerOptions } from '../../src/outbox/transaction-assembler.js';
-import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import type { PipelineItem, Transaction } from '../../src/pipeline/outbox-event.js';
+import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../src/pipeline/assemble/outbox-columns.js';
+import { RowMapper } from '../../src/pipeline/assemble/row-mapper.js';
+import { DEFAULT_MESSAGE_PREFIX } from '../../src/pipeline/assemble/message-content.js';
+import { TransactionAssembler, type AssemblerOptions } from '../../src/pipeline/assemble/transaction-assembler.js';
+import { decodePgoutput, type PgoutputMessage } from '../../src/pipeline/decode/pgoutput-decoder.js';
 
 // Out-of-sequence pgoutput streams, built from recorded messages: each is a
 // retriable PROTOCOL_ERROR (tear down, replay from the slot), never a guess.

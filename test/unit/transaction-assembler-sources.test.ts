@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../../src/outbox/message-content.js';
-import { DEFAULT_OUTBOX_COLUMNS } from '../../src/outbox/outbox-columns.js';
-import type { PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import { RowMapper } from '../../src/outbox/row-mapper.js';
-import { TransactionAssembler, type AssemblerOptions } from '../../src/outbox/transaction-assembler.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { decodePgoutput, type PgoutputMessage } from '../../src/replication/pgoutput-decoder.js';
+import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../../src/pipeline/assemble/message-content.js';
+import { DEFAULT_OUTBOX_COLUMNS } from '../../src/pipeline/assemble/outbox-columns.js';
+import type { PipelineItem, Transaction } from '../../src/pipeline/outbox-event.js';
+import { RowMapper } from '../../src/pipeline/assemble/row-mapper.js';
+import { TransactionAssembler, type AssemblerOptions } from '../../src/pipeline/assemble/transaction-assembler.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { decodePgoutput, type PgoutputMessage } from '../../src/pipeline/decode/pgoutput-decoder.js';
 import { MESSAGE_VARIANTS } from '../support/broken-message-mapper.js';
 
 // Which pgoutput messages become pipeline items, per --source and --message-prefix,

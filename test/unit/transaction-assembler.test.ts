@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { OutboxEvent, PipelineItem, Transaction } from '../../src/outbox/outbox-event.js';
-import { DEFAULT_OUTBOX_COLUMNS as COLUMNS } from '../../src/outbox/outbox-columns.js';
-import { RowMapper } from '../../src/outbox/row-mapper.js';
-import { DEFAULT_MESSAGE_PREFIX } from '../../src/outbox/message-content.js';
-import { TransactionAssembler, type AssemblerOptions } from '../../src/outbox/transaction-assembler.js';
-import { Lsn } from '../../src/replication/lsn.js';
-import { decodePgoutput } from '../../src/replication/pgoutput-decoder.js';
+import type { OutboxEvent, PipelineItem, Transaction } from '../../src/pipeline/outbox-event.js';
+import { DEFAULT_OUTBOX_COLUMNS as COLUMNS } from '../../src/pipeline/assemble/outbox-columns.js';
+import { RowMapper } from '../../src/pipeline/assemble/row-mapper.js';
+import { DEFAULT_MESSAGE_PREFIX } from '../../src/pipeline/assemble/message-content.js';
+import { TransactionAssembler, type AssemblerOptions } from '../../src/pipeline/assemble/transaction-assembler.js';
+import { Lsn } from '../../src/shared/lsn.js';
+import { decodePgoutput } from '../../src/pipeline/decode/pgoutput-decoder.js';
 
 const TABLE: AssemblerOptions = { source: 'table', messagePrefix: DEFAULT_MESSAGE_PREFIX };
 const fixtures = JSON.parse(readFileSync(new URL('../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/resolve-config.js';
-import { OutboxTailError } from '../../src/errors/outbox-tail-error.js';
-import { createLogger } from '../../src/logging/create-logger.js';
-import { sinkThread } from '../../src/sink-factory/create-sink.js';
-import { WorkerSink } from '../../src/sink-thread/worker-sink.js';
+import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
+import { createLogger } from '../../src/shared/create-logger.js';
+import { sinkThread } from '../../src/sink/create-sink.js';
+import { WorkerSink } from '../../src/sink/thread/worker-sink.js';
 
 // Port 1 on loopback refuses at once: no broker is needed to see what crosses back from the sink thread.
 const unreachable = resolveConfig({ flags: { brokers: ['127.0.0.1:1'], connectTimeoutMs: 500, kafkaRetries: 0, logLevel: 'silent' } });

@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { writeOutboxEvent } from '../../../src/consumer/write-outbox-event.js';
-import { Lsn } from '../../../src/replication/lsn.js';
+import { Lsn } from '../../../src/shared/lsn.js';
 
 export interface WrittenRow {
   id: string;

@@ -1,0 +1,251 @@
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { EXIT, OutboxTailError, type ErrorCode } from '../shared/outbox-tail-error.js';
+import { columnMapping, REQUIRED_COLUMNS, type ColumnSettings } from '../pipeline/assemble/outbox-columns.js';
+import { splitTable } from '../postgres/qualified-table.js';
+import { describeTarget } from '../postgres/describe-target.js';
+import { classifyPgError, STANDBY_HINT } from '../postgres/pg-errors.js';
+import type { PgSettings } from '../postgres/pg-connection.js';
+import { withPgClient } from '../postgres/with-pg-client.js';
+import type { Sink } from '../sink/sink.js';
+import { parseShard } from '../shared/shard-spec.js';
+import { checkShardFilter, requireRowFilters } from '../postgres/shard-check.js';
+import { createSlot } from '../postgres/create-slot.js';
+import { describeInvalidation, INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from '../postgres/invalidation-cause.js';
+import { warnOnMissingStandbySlots } from '../postgres/standby-slots-check.js';
+
+/** What preflight checks: the connection, the table and its columns, the publication, the slot (--create-slot, --failover-slot). */
+export interface PreflightSettings extends PgSettings, ColumnSettings {
+  slot: string;
+  publication: string;
+  source: 'table' | 'messages' | 'both';
+  table: string;
+  createSlot: boolean;
+  failoverSlot: boolean;
+  /** --shard i/N: the publication's row filter must select that shard. */
+  shard?: string | undefined;
+}
+
+export interface PreflightResult {
+  serverVersion: string;
+  slotCreated: boolean;
+}
+
+export interface PreflightOptions {
+  /**
+   * Kafka is checked through the sink the relay will publish with (its
+   * client, TLS and SASL settings); false skips Kafka.
+   */
+  kafka: Pick<Sink, 'metadata'> | false;
+}
+
+const fail = (code: ErrorCode, message: string, hint: string, exitCode: number = EXIT.PREFLIGHT) => new OutboxTailError(code, message, { hint, exitCode });
+
+/**
+ * Everything that must hold before streaming, checked in the order an
+ * operator would fix it, each failure naming the fix.
+ */
+export async function preflight(config: PreflightSettings, logger: Logger, options: PreflightOptions): Promise<PreflightResult> {
+  const log = logger.child({ component: 'preflight', slot: config.slot });
+  const where = describeTarget(config);
+  const result = await withPgClient(
+    config,
+    async (client) => {
+      try {
+        return await checkPostgres(client, config, log);
+      } catch (error) {
+        throw OutboxTailError.is(error) ? error : classifyPgError(error, `preflight on ${where}`).withExitCode(EXIT.PREFLIGHT);
+      }
+    },
+    { connectExitCode: EXIT.PREFLIGHT },
+  );
+  const kafka = options.kafka === false ? null : await checkKafka(options.kafka);
+  log.info(
+    { event: 'preflight-ok', serverVersion: result.serverVersion, slotCreated: result.slotCreated, ...(kafka ? { kafkaBrokers: kafka.brokers } : {}) },
+    'preflight passed',
+  );
+  return result;
+}
+
+async function checkPostgres(client: pg.Client, config: PreflightSettings, log: Logger): Promise<PreflightResult> {
+  const where = describeTarget(config);
+  const info = (
+    await client.query<{ wal_level: string; can_replicate: boolean; version: string; version_num: number; db: string; user: string; in_recovery: boolean }>(
+      `select current_setting('wal_level') as wal_level, current_setting('server_version') as version, current_setting('server_version_num')::int as version_num,
+              current_database() as db, current_user as user, pg_is_in_recovery() as in_recovery,
+              (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
+    )
+  ).rows[0]!;
+  if (info.in_recovery) {
+    throw fail('SERVER_IS_STANDBY', `PostgreSQL at ${where} is a standby (in recovery): the relay's slot cannot stream there`, STANDBY_HINT);
+  }
+  if (info.wal_level !== 'logical') {
+    throw fail(
+      'WAL_LEVEL_NOT_LOGICAL',
+      `wal_level is '${info.wal_level}' on ${where}, logical replication needs 'logical'`,
+      'set wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and restart PostgreSQL',
+    );
+  }
+  if (!info.can_replicate) {
+    throw fail('ROLE_CANNOT_REPLICATE', `role ${info.user} may not start replication`, `ALTER ROLE ${info.user} REPLICATION (see docker/least-privilege.sql)`);
+  }
+  if (config.source !== 'table' && info.version_num < 140000) {
+    throw fail(
+      'MESSAGES_UNSUPPORTED',
+      `--source ${config.source} needs PostgreSQL 14 or later (pgoutput's messages option); ${where} runs ${info.version}`,
+      'upgrade PostgreSQL, or write events to the outbox table and run with --source table',
+    );
+  }
+  // --source messages reads no table; pgoutput still needs its publication to exist.
+  const readsTable = config.source !== 'messages';
+  const [schema, table] = splitTable(config.table);
+  if (readsTable) {
+    const columns = (
+      await client.query<{ attname: string }>(
+        `select a.attname from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = $1 and c.relname = $2 and a.attnum > 0 and not a.attisdropped`,
+        [schema, table],
+      )
+    ).rows.map((r) => r.attname);
+    if (columns.length === 0) {
+      throw fail(
+        'TABLE_MISSING',
+        `outbox table ${config.table} does not exist in database ${info.db}`,
+        'run `outbox-tail init` to create it, or point --table at your outbox table',
+      );
+    }
+    const mapping = columnMapping(config);
+    const missing = REQUIRED_COLUMNS.map((key) => mapping[key]).filter((c) => !columns.includes(c));
+    if (missing.length > 0) {
+      throw fail(
+        'COLUMN_MISSING',
+        `outbox table ${config.table} has no column(s) ${missing.join(', ')} (it has ${columns.join(', ')})`,
+        'map your columns with --column-id, --column-aggregate-type, --column-aggregate-id, --column-event-type, --column-payload',
+      );
+    }
+  }
+  const publication = (await client.query<{ pubinsert: boolean }>('select pubinsert from pg_publication where pubname = $1', [config.publication])).rows[0];
+  if (!publication) {
+    throw fail(
+      'PUBLICATION_MISSING',
+      `publication ${config.publication} does not exist`,
+      `CREATE PUBLICATION ${config.publication} FOR TABLE ${config.table} WITH (publish = 'insert'), or run \`outbox-tail init\``,
+    );
+  }
+  if (readsTable) {
+    const member = await client.query('select 1 from pg_publication_tables where pubname = $1 and schemaname = $2 and tablename = $3', [
+      config.publication,
+      schema,
+      table,
+    ]);
+    if (member.rowCount === 0 || !publication.pubinsert) {
+      throw fail(
+        'PUBLICATION_WITHOUT_TABLE',
+        `publication ${config.publication} does not publish INSERTs of ${config.table}`,
+        `ALTER PUBLICATION ${config.publication} ADD TABLE ${config.table}; ALTER PUBLICATION ${config.publication} SET (publish = 'insert')`,
+      );
+    }
+  }
+  if (config.shard !== undefined && readsTable) {
+    requireRowFilters(info.version_num, info.version, where);
+    await checkShardFilter(client, {
+      publication: config.publication,
+      table: config.table,
+      keyColumn: config.columnAggregateId,
+      shard: parseShard(config.shard),
+    });
+  }
+  const slotCreated = await checkSlot(client, config, info.db, log);
+  await warnOnMissingStandbySlots(client, config.slot, log);
+  return { serverVersion: info.version, slotCreated };
+}
+
+async function checkSlot(client: pg.Client, config: PreflightSettings, db: string, log: Logger): Promise<boolean> {
+  const { slot } = config;
+  const row = (
+    await client.query<{
+      plugin: string | null;
+      slot_type: string;
+      database: string | null;
+      wal_status: string | null;
+      invalidation_reason: string | null;
+      conflicting: boolean | null;
+    }>(`select r.plugin, r.slot_type, r.database, ${INVALIDATION_COLUMNS_SQL} from pg_replication_slots r where r.slot_name = $1`, [slot])
+  ).rows[0];
+  if (!row) {
+    if (!config.createSlot) {
+      throw fail(
+        'SLOT_MISSING',
+        `replication slot ${slot} does not exist`,
+        `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (docs/operations.md, Runbook)`,
+      );
+    }
+    const created = await createSlot(client, slot, { failover: config.failoverSlot, where: describeTarget(config) });
+    if (created)
+      log.warn(
+        { event: 'slot-created', failover: config.failoverSlot },
+        `created replication slot ${slot} (--create-slot${config.failoverSlot ? ', failover = true' : ''}): only changes from now on are relayed`,
+      );
+    return created;
+  }
+  if (row.slot_type !== 'logical' || row.plugin !== 'pgoutput') {
+    throw fail(
+      'SLOT_WRONG_PLUGIN',
+      `replication slot ${slot} is a ${row.slot_type} slot with plugin ${row.plugin ?? 'none'}, not pgoutput`,
+      'use a logical slot created with the pgoutput plugin',
+    );
+  }
+  if (row.database !== db) {
+    throw fail(
+      'SLOT_WRONG_PLUGIN',
+      `replication slot ${slot} belongs to database ${row.database}, not ${db}`,
+      "connect to the slot's database with --database-url, or use another slot",
+    );
+  }
+  const cause = invalidationCause({ walStatus: row.wal_status, invalidationReason: row.invalidation_reason, conflicting: row.conflicting });
+  if (cause) throw slotInvalidatedError(slot, cause);
+  return false;
+}
+
+/** SLOT_INVALIDATED (exit 4) naming PostgreSQL's cause and the setting to change, then the runbook. */
+export function slotInvalidatedError(slot: string, cause: InvalidationCause, options: { cause?: unknown } = {}): OutboxTailError {
+  return new OutboxTailError('SLOT_INVALIDATED', `${describeInvalidation(slot, cause)}; events since may be lost`, {
+    hint: `${cause.fix}. Then recover: \`outbox-tail recover\` (or run with --on-slot-lost recover) creates a new slot and re-publishes from the outbox table (docs/operations.md, runbook "Slot invalidated")`,
+    exitCode: EXIT.SLOT_LOST,
+    ...(options.cause === undefined ? {} : { cause: options.cause }),
+  });
+}
+
+/**
+ * A SLOT_INVALIDATED raised mid-run (START_REPLICATION refused, SQLSTATE 55000) says only that
+ * the slot is unusable: read PostgreSQL's cause of it over a normal connection and name it with the
+ * fix. The original error is returned when the cause cannot be read.
+ */
+export async function explainSlotInvalidated(config: PgSettings & { slot: string }, error: OutboxTailError): Promise<OutboxTailError> {
+  if (error.code !== 'SLOT_INVALIDATED') return error;
+  try {
+    const row = await withPgClient(
+      config,
+      async (client) =>
+        (
+          await client.query<{ wal_status: string | null; invalidation_reason: string | null; conflicting: boolean | null }>(
+            `select ${INVALIDATION_COLUMNS_SQL} from pg_replication_slots r where r.slot_name = $1`,
+            [config.slot],
+          )
+        ).rows[0],
+    );
+    const cause = row ? invalidationCause({ walStatus: row.wal_status, invalidationReason: row.invalidation_reason, conflicting: row.conflicting }) : null;
+    return cause ? slotInvalidatedError(config.slot, cause, { cause: error }) : error;
+  } catch {
+    return error;
+  }
+}
+
+async function checkKafka(sink: Pick<Sink, 'metadata'>) {
+  try {
+    return await sink.metadata();
+  } catch (error) {
+    if (OutboxTailError.is(error)) throw error.withExitCode(EXIT.PREFLIGHT);
+    throw error;
+  }
+}
