@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayState, RelayStats } from '../pipeline/relay-stats.js';
 import { PgTimestamp } from '../postgres/pg-timestamp.js';
-import { isTransactional, type Sink, type TransactionalSink } from '../sink/sink.js';
+import { isTransactional, type Sink } from '../sink/sink.js';
+import { decorateSink } from '../sink/sink-decorator.js';
 import type { SinkRecord } from '../sink/sink-record.js';
 import { mirroredCounter } from './mirrored-counter.js';
 
@@ -238,38 +239,27 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
           throw error;
         }
       };
-      const instrumented: Sink = {
-        connect: () => sink.connect(),
-        disconnect: () => sink.disconnect(),
-        metadata: (topics) => sink.metadata(topics),
-        // The publishing stage keeps this many sends outstanding (the pipelined produce chain).
-        ...(sink.maxInFlightRequests !== undefined ? { maxInFlightRequests: sink.maxInFlightRequests } : {}),
-        async send(records: readonly SinkRecord[]): Promise<void> {
-          await timed(sendSeconds, process.hrtime.bigint(), sink.send(records));
-          observeBatch(records);
-        },
-      };
       // Exactly-once: commit() measures the watermark produce (with the last batch, if any) + EndTxn. The Kafka
       // transaction's last batch, sent with the watermark, counts as a batch like the others (its time is the commit's).
-      if (!isTransactional(sink)) return instrumented;
       // Both outcomes exported from the first exactly-once session on, at 0: a failure series that appeared only with its
       // first failure would hide that failure from increase() and rate() (no earlier sample), and so from the alert on it.
-      if (!commitSeriesExported) {
+      if (isTransactional(sink) && !commitSeriesExported) {
         commitSeconds.zero({ outcome: 'ok' });
         commitSeconds.zero({ outcome: 'error' });
         commitSeriesExported = true;
       }
-      const transactional: TransactionalSink = {
-        ...instrumented,
-        transactional: true,
-        readWatermark: () => sink.readWatermark(),
-        async commit(position, records = []) {
-          await timed(commitSeconds, process.hrtime.bigint(), sink.commit(position, records));
+      return decorateSink(sink, {
+        async send(records, next) {
+          await timed(sendSeconds, process.hrtime.bigint(), next());
+          observeBatch(records);
+        },
+        async commit(records, _position, next) {
+          await timed(commitSeconds, process.hrtime.bigint(), next());
           observeBatch(records);
         },
         // The same figure when sealing: from the watermark produce until EndTxn settled.
-        async seal(position, records = []) {
-          const sealing = sink.seal(position, records);
+        async seal(records, _position, next) {
+          const sealing = next();
           // A rejected seal or EndTxn is the caller's to handle; here it is only timed.
           timed(
             commitSeconds,
@@ -280,9 +270,7 @@ export function createRelayMetrics(registry: Registry, stats: RelayStats, option
           observeBatch(records);
           return sealed;
         },
-        abort: () => sink.abort(),
-      };
-      return transactional;
+      });
     },
     observeSlot(sample: SlotSample): void {
       lastPoll.set(Date.now() / 1000);

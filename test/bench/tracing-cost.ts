@@ -20,7 +20,8 @@ import { randomBytes } from 'node:crypto';
 import type { SinkRecord } from '../../src/sink/sink-record.js';
 import type { Sink } from '../../src/sink/sink.js';
 import { parseTraceparent, traceHeadersOf } from '../../src/observability/tracing/trace-context.js';
-import { traceSink } from '../../src/observability/tracing/tracing-sink.js';
+import { tracingDecorator } from '../../src/observability/tracing/tracing-decorator.js';
+import { decorateSink } from '../../src/sink/sink-decorator.js';
 
 export interface TracingCostResult {
   events: number;
@@ -119,13 +120,13 @@ export async function tracingCost(log: (line: string) => void, events = 100_000)
   };
   // Warm up every path once, then measure each.
   await run(new CountingSink());
-  await run(traceSink(new CountingSink(), api, tracer));
+  await run(decorateSink(new CountingSink(), tracingDecorator(api, tracer)));
   await provider.forceFlush();
   exported = 0;
 
   const untraced = await cpuUs(() => run(new CountingSink()));
   const perRecord = await cpuUs(async () => {
-    await run(traceSink(new CountingSink(), api, tracer));
+    await run(decorateSink(new CountingSink(), tracingDecorator(api, tracer)));
     await provider.forceFlush();
   });
   const spansPerRecord = exported;

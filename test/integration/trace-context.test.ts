@@ -10,7 +10,8 @@ import { createIdempotentConsumer } from '../../src/consumer/index.js';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { Relay } from '../../src/relay/relay.js';
 import { createKafkaSink } from '../../src/sink/create-sink.js';
-import { traceSink } from '../../src/observability/tracing/tracing-sink.js';
+import { tracingDecorator } from '../../src/observability/tracing/tracing-decorator.js';
+import { decorateSink } from '../../src/sink/sink-decorator.js';
 import * as api from '@opentelemetry/api';
 import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
@@ -68,7 +69,7 @@ describe('trace context from writer through relay to consumer (real PostgreSQL a
     const relay = new Relay({
       ...stages,
       logger: pino({ level: 'silent' }),
-      sinkFactory: (settings, logger) => traceSink(createKafkaSink(settings, logger), api, tracer),
+      sinkFactory: (settings, logger) => decorateSink(createKafkaSink(settings, logger), tracingDecorator(api, tracer)),
     });
     const running = relay.run();
     try {

@@ -7,7 +7,8 @@ import type { SinkRecord } from '../../src/sink/sink-record.js';
 import type { Sink } from '../../src/sink/sink.js';
 import { contextFromHeaders, otelApiIfRegistered, parseTraceparent, traceHeadersOf } from '../../src/observability/tracing/trace-context.js';
 import { tracingRequested } from '../../src/observability/tracing/relay-tracing.js';
-import { traceSink } from '../../src/observability/tracing/tracing-sink.js';
+import { tracingDecorator } from '../../src/observability/tracing/tracing-decorator.js';
+import { decorateSink } from '../../src/sink/sink-decorator.js';
 
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -102,7 +103,7 @@ describe('trace context in headers', () => {
         sent.push(...records);
       },
     };
-    const sink = traceSink(inner, api, provider.getTracer('relay'));
+    const sink = decorateSink(inner, tracingDecorator(api, provider.getTracer('relay')));
     const record = (id: string, headers: Record<string, string>): SinkRecord => ({
       topic: 'outbox.event.order',
       key: 'k',

@@ -17,7 +17,8 @@ import type { Logger } from 'pino';
 import { packageVersion } from '../../shared/package-version.js';
 import { OutboxTailError } from '../../shared/outbox-tail-error.js';
 import type { SinkFactory } from '../../sink/create-sink.js';
-import { traceSink } from './tracing-sink.js';
+import { decorateSinkFactory } from '../../sink/sink-decorator.js';
+import { tracingDecorator } from './tracing-decorator.js';
 
 export interface RelayTracing {
   /** Sinks whose records with a traceparent get a producer span each. */
@@ -60,7 +61,7 @@ export function createRelayTracerProvider(env: NodeJS.ProcessEnv, log: Logger): 
     'OpenTelemetry tracing on: a producer span per published record that carries a traceparent',
   );
   return {
-    wrapSinkFactory: (inner) => (settings, logger) => traceSink(inner(settings, logger), api, tracer),
+    wrapSinkFactory: (inner) => decorateSinkFactory(inner, () => tracingDecorator(api, tracer)),
     async shutdown(timeoutMs = 5_000) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timeout'>((resolve) => {

@@ -1,10 +1,10 @@
 import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import type { SinkRecord } from '../../sink/sink-record.js';
-import { isTransactional, type Sink, type TransactionalSink } from '../../sink/sink.js';
+import type { SinkDecorator } from '../../sink/sink-decorator.js';
 import { parseTraceparent, TRACEPARENT, TRACESTATE, type OtelApiModule } from './trace-context.js';
 
 /**
- * A sink that gives every record carrying a W3C traceparent one producer span,
+ * The decorator that gives every record carrying a W3C traceparent one producer span,
  * a child of the writer's span, from the moment the relay hands it to the
  * producer until Kafka acknowledged it (exactly-once: until it is in the open
  * Kafka transaction, or for the last batch until the commit). One span per
@@ -13,7 +13,7 @@ import { parseTraceparent, TRACEPARENT, TRACESTATE, type OtelApiModule } from '.
  * event would be noise. The record and its headers are never changed: the
  * traceparent in Kafka is the writer's, as written.
  */
-export function traceSink(sink: Sink, api: OtelApiModule, tracer: Tracer): Sink {
+export function tracingDecorator(api: OtelApiModule, tracer: Tracer): SinkDecorator {
   const { SpanKind, SpanStatusCode, ROOT_CONTEXT } = api;
 
   const start = (records: readonly SinkRecord[]): Span[] => {
@@ -59,21 +59,10 @@ export function traceSink(sink: Sink, api: OtelApiModule, tracer: Tracer): Sink 
     }
   };
 
-  const wrapped: Sink = {
-    connect: () => sink.connect(),
-    disconnect: () => sink.disconnect(),
-    metadata: (topics) => sink.metadata(topics),
-    send: (records) => traced(records, () => sink.send(records)),
-  };
-  if (!isTransactional(sink)) return wrapped;
-  const transactional: TransactionalSink = {
-    ...wrapped,
-    transactional: true,
-    readWatermark: () => sink.readWatermark(),
-    commit: (position, records = []) => traced(records, () => sink.commit(position, records)),
+  return {
+    send: (records, next) => traced(records, next),
+    commit: (records, _position, next) => traced(records, next),
     // The last batch is acknowledged when seal() resolves; EndTxn's outcome is the caller's (a failed commit replays).
-    seal: (position, records = []) => traced(records, () => sink.seal(position, records)),
-    abort: () => sink.abort(),
+    seal: (records, _position, next) => traced(records, next),
   };
-  return transactional;
 }
