@@ -8,7 +8,9 @@ import { TransactionAssembler, type MessageMapper } from '../pipeline/assemble/t
 import { badRowPolicies, type BadRowSettings } from '../pipeline/publish/bad-row-policy.js';
 import type { InFlightLimits } from '../pipeline/publish/backpressure.js';
 import type { BatchLimits } from '../pipeline/publish/batching.js';
-import { PublishingStage } from '../pipeline/publish/publishing-stage.js';
+import { AtLeastOncePublisher } from '../pipeline/publish/at-least-once-publisher.js';
+import { ExactlyOncePublisher } from '../pipeline/publish/exactly-once-publisher.js';
+import type { PublishingStageOptions, PublishQueue } from '../pipeline/publish/publish-queue.js';
 import { Lsn } from '../shared/lsn.js';
 import { Heartbeat } from '../pipeline/source/heartbeat.js';
 import { ReplicationSource } from '../pipeline/source/replication-source.js';
@@ -76,7 +78,7 @@ export interface RelaySessionOptions {
 export class RelaySession {
   private readonly log: Logger;
   private source: ReplicationSource | null = null;
-  private publisher: PublishingStage | null = null;
+  private publisher: PublishQueue | null = null;
   private status: StatusSender | null = null;
   private heartbeat: Heartbeat | null = null;
   private stopRequested = false;
@@ -126,7 +128,7 @@ export class RelaySession {
           ...(this.options.messageMapper ? { mapMessage: this.options.messageMapper } : {}),
         },
       );
-      const publisher = new PublishingStage({
+      const publishing: PublishingStageOptions = {
         sink,
         builder: createRecordBuilder(config),
         limits: config,
@@ -137,14 +139,17 @@ export class RelaySession {
         counters: stats,
         logger: this.log,
         valueEncoder: config.valueEncoder ?? null,
-        exactlyOnce: transactional && { sink: transactional, skipRule: this.options.skipRule ?? alreadyPublished, frontier: checkpointer },
-      });
+      };
+      const exactlyOnce = transactional
+        ? new ExactlyOncePublisher(publishing, { sink: transactional, skipRule: this.options.skipRule ?? alreadyPublished, frontier: checkpointer })
+        : null;
+      const publisher = exactlyOnce ?? new AtLeastOncePublisher(publishing);
       // Exactly-once: never confirm past the last watermark in a committed Kafka transaction (the watermark rule),
       // nor past the ack frontier (rule 1); everything up to the start watermark is in Kafka already.
-      const frontier: ConfirmFrontier = transactional
+      const frontier: ConfirmFrontier = exactlyOnce
         ? {
             get safeLsn(): Lsn {
-              const published: Lsn = publisher.publishedLsn;
+              const published: Lsn = exactlyOnce.publishedLsn;
               const acked: Lsn = checkpointer.safeLsn;
               return acked < published ? Lsn.max(acked, startLsn) : published;
             },
@@ -175,10 +180,10 @@ export class RelaySession {
       // Status updates from now on, even while the producer connects (wal_sender_timeout).
       status.start();
       await this.unlessFailed(sink.connect());
-      if (transactional) {
+      if (transactional && exactlyOnce) {
         const watermark = await this.unlessFailed(transactional.readWatermark());
         await this.unlessFailed(this.checkSlotPosition(watermark));
-        publisher.startFrom(watermark);
+        exactlyOnce.startFrom(watermark);
         startLsn = watermark?.lsn ?? startLsn;
         this.log.info(
           { event: 'watermark', lsn: watermark ? Lsn.format(watermark.lsn) : null, relayId: watermark?.relayId ?? null },

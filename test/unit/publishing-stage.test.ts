@@ -5,7 +5,9 @@ import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
 import type { OutboxEvent, PipelineItem, Transaction } from '../../src/pipeline/outbox-event.js';
 import { alreadyPublished } from '../../src/pipeline/publish/skip-published.js';
 import { badRowPolicies } from '../../src/pipeline/publish/bad-row-policy.js';
-import { PublishingStage, type PublishCounters } from '../../src/pipeline/publish/publishing-stage.js';
+import { AtLeastOncePublisher } from '../../src/pipeline/publish/at-least-once-publisher.js';
+import { ExactlyOncePublisher } from '../../src/pipeline/publish/exactly-once-publisher.js';
+import type { ExactlyOnceOptions, PublishCounters, PublishingStageOptions } from '../../src/pipeline/publish/publish-queue.js';
 import { Lsn } from '../../src/shared/lsn.js';
 import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
 import type { SinkRecord } from '../../src/sink/sink-record.js';
@@ -35,7 +37,7 @@ const malformed = (t: Transaction, id: string): PipelineItem => ({
 function bed(
   options: {
     config?: Partial<Parameters<typeof badRowPolicies>[0]>;
-    limits?: Partial<ConstructorParameters<typeof PublishingStage>[0]['limits']>;
+    limits?: Partial<PublishingStageOptions['limits']>;
     refuse?: (records: readonly SinkRecord[]) => Error | null;
     /** --delivery exactly-once with a recording transactional sink. */
     exactlyOnce?: boolean;
@@ -78,27 +80,25 @@ function bed(
     if (refused) throw refused;
     sent.push(records.map((r) => r.headers.id ?? r.key));
   };
-  const stage = new PublishingStage({
-    exactlyOnce: options.exactlyOnce
-      ? {
-          sink: {
-            send: record,
-            commit: async (position, records) => {
-              if (records?.length) await record(records);
-              commits.push({ lsn: position.lsn, afterBatches: sent.length });
-            },
-            seal: async (position, records) => {
-              if (records?.length) await record(records);
-              commits.push({ lsn: position.lsn, afterBatches: sent.length });
-              if (!options.holdEndTxn) return { committed: Promise.resolve() };
-              return { committed: new Promise<void>((resolve, reject) => endTxns.push({ resolve, reject })) };
-            },
-            abort: async () => undefined,
-          },
-          skipRule: alreadyPublished,
-          frontier: checkpointer,
-        }
-      : null,
+  const exactlyOnce: ExactlyOnceOptions = {
+    sink: {
+      send: record,
+      commit: async (position, records) => {
+        if (records?.length) await record(records);
+        commits.push({ lsn: position.lsn, afterBatches: sent.length });
+      },
+      seal: async (position, records) => {
+        if (records?.length) await record(records);
+        commits.push({ lsn: position.lsn, afterBatches: sent.length });
+        if (!options.holdEndTxn) return { committed: Promise.resolve() };
+        return { committed: new Promise<void>((resolve, reject) => endTxns.push({ resolve, reject })) };
+      },
+      abort: async () => undefined,
+    },
+    skipRule: alreadyPublished,
+    frontier: checkpointer,
+  };
+  const common: PublishingStageOptions = {
     sink: {
       send: async (records) => {
         const refused = options.refuse?.(records);
@@ -114,7 +114,8 @@ function bed(
     confirm: async () => void confirms++,
     counters,
     logger: pino({ level: 'silent' }),
-  });
+  };
+  const stage = options.exactlyOnce ? new ExactlyOncePublisher(common, exactlyOnce) : new AtLeastOncePublisher(common);
   const push = (t: Transaction, ...items: PipelineItem[]) => {
     checkpointer.begin(t);
     for (const i of items) stage.enqueue(i);
@@ -128,7 +129,7 @@ const tooLarge = () => new OutboxTailError('MESSAGE_TOO_LARGE', 'too large');
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 
-describe('PublishingStage, exactly-once: Kafka transactions of whole PostgreSQL transactions', () => {
+describe('ExactlyOncePublisher: Kafka transactions of whole PostgreSQL transactions', () => {
   it('in a backlog (a full batch queued) one Kafka transaction takes several batches and commits once', async () => {
     const b = bed({ exactlyOnce: true, limits: { batchMaxMessages: 2 } });
     const ts = Array.from({ length: 6 }, () => txn());
@@ -191,7 +192,7 @@ describe('PublishingStage, exactly-once: Kafka transactions of whole PostgreSQL 
   });
 });
 
-describe('PublishingStage, exactly-once: a sealed Kafka transaction counts only once its EndTxn succeeded', () => {
+describe('ExactlyOncePublisher: a sealed Kafka transaction counts only once its EndTxn succeeded', () => {
   it('does not acknowledge a sealed Kafka transaction before its EndTxn succeeded, and seals the next one only after it', async () => {
     const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 1 } });
     const [t1, t2, t3] = [txn(), txn(), txn()];
@@ -207,12 +208,12 @@ describe('PublishingStage, exactly-once: a sealed Kafka transaction counts only 
     expect(b.sent).toEqual([['a'], ['b']]);
     expect(b.commits).toHaveLength(1);
     expect(b.checkpointer.safeLsn).toBe(0n);
-    expect(b.stage.publishedLsn).toBe(0n);
+    expect((b.stage as ExactlyOncePublisher).publishedLsn).toBe(0n);
     expect(b.counters).toMatchObject({ recordsPublished: 0, kafkaTransactions: 0 });
     b.endTxns[0]!.resolve();
     await tick();
     expect(b.checkpointer.safeLsn).toBe(t1.endLsn);
-    expect(b.stage.publishedLsn).toBe(t1.endLsn);
+    expect((b.stage as ExactlyOncePublisher).publishedLsn).toBe(t1.endLsn);
     expect(b.commits).toEqual([
       { lsn: t1.endLsn, afterBatches: 1 },
       { lsn: t3.endLsn, afterBatches: 3 },
@@ -268,7 +269,7 @@ describe('PublishingStage, exactly-once: a sealed Kafka transaction counts only 
     await expect(running).rejects.toMatchObject({ code: 'KAFKA_PRODUCER_FENCED' });
     expect(b.commits).toEqual([{ lsn: t1.endLsn, afterBatches: 1 }]);
     expect(b.checkpointer.safeLsn).toBe(0n);
-    expect(b.stage.publishedLsn).toBe(0n);
+    expect((b.stage as ExactlyOncePublisher).publishedLsn).toBe(0n);
     expect(b.counters).toMatchObject({ recordsPublished: 0, kafkaTransactions: 0 });
   });
 
@@ -299,7 +300,7 @@ describe('PublishingStage, exactly-once: a sealed Kafka transaction counts only 
   });
 });
 
-describe('PublishingStage', () => {
+describe('the publishing stage (at-least-once unless said)', () => {
   it('publishes queued items in order, in batches, and moves the frontier only as Kafka acknowledges', async () => {
     const b = bed({ limits: { batchMaxMessages: 2 } });
     const [t1, t2] = [txn(), txn()];
@@ -396,7 +397,7 @@ describe('PublishingStage', () => {
   });
 });
 
-describe('PublishingStage, pipelined: several batches in flight, acknowledged in queue order', () => {
+describe('AtLeastOncePublisher, pipelined: several batches in flight, acknowledged in queue order', () => {
   /** A stage over a sink whose sends stay pending until the test settles them. */
   function pipelinedBed(depth: number, batchMaxMessages = 1) {
     const pending: Array<{ ids: string[]; resolve: () => void; reject: (error: Error) => void }> = [];
@@ -410,7 +411,7 @@ describe('PublishingStage, pipelined: several batches in flight, acknowledged in
       kafkaTransactionsPgTransactions: 0,
       onPublished: null,
     };
-    const stage = new PublishingStage({
+    const stage = new AtLeastOncePublisher({
       sink: {
         maxInFlightRequests: depth,
         send: (records) => new Promise<void>((resolve, reject) => pending.push({ ids: records.map((r) => r.headers.id ?? r.key), resolve, reject })),
@@ -483,7 +484,7 @@ describe('PublishingStage, pipelined: several batches in flight, acknowledged in
   });
 });
 
-describe('PublishingStage, pipelined: a batch refused as too large', () => {
+describe('AtLeastOncePublisher, pipelined: a batch refused as too large', () => {
   it('waits for the batches behind it, publishes its records one by one under --on-oversize, then sends the rest again', async () => {
     const b = bed({
       config: { onOversize: 'dead-letter', deadLetterTopic: 'dlq' },

@@ -4,7 +4,8 @@ import { Checkpointer } from '../../src/pipeline/checkpoint/checkpointer.js';
 import { OutboxTailError } from '../../src/shared/outbox-tail-error.js';
 import type { OutboxEvent, Transaction } from '../../src/pipeline/outbox-event.js';
 import { badRowPolicies } from '../../src/pipeline/publish/bad-row-policy.js';
-import { PublishingStage, type PublishCounters } from '../../src/pipeline/publish/publishing-stage.js';
+import { AtLeastOncePublisher } from '../../src/pipeline/publish/at-least-once-publisher.js';
+import type { PublishCounters } from '../../src/pipeline/publish/publish-queue.js';
 import { Lsn } from '../../src/shared/lsn.js';
 import { RecordBuilder } from '../../src/pipeline/publish/record-format/record-builder.js';
 import type { SinkRecord } from '../../src/sink/sink-record.js';
@@ -200,7 +201,7 @@ function bed(registry: ReturnType<typeof fakeRegistry>, onMalformed: 'fail' | 'd
     onPublished: null,
   };
   let confirms = 0;
-  const stage = new PublishingStage({
+  const stage = new AtLeastOncePublisher({
     sink: { send: async (records) => void sent.push(...records) },
     builder: new RecordBuilder('outbox.event.{aggregate_type}'),
     limits: { batchMaxMessages: 100, batchMaxBytes: 1_000_000, batchMaxWaitMs: 0, maxInFlightMessages: 1000, maxInFlightBytes: 1 << 24 },
