@@ -69,12 +69,16 @@ module.exports = {
       to: { path: '^(dev|test)/' },
     },
     {
-      name: 'whole-config-only-in-config-cli-and-run-wiring',
+      name: 'whole-config-only-in-config-cli-and-command-declarations',
       severity: 'error',
       comment:
-        'Only src/config/, src/cli/, the run command (src/commands/run/: relay-wiring.ts builds every stage its settings) and the ' +
-        'public API (src/index.ts) see the whole RelayConfig/RunConfig; a stage declares the settings it uses.',
-      from: { path: '^src/', pathNot: ['^src/config/', '^src/cli/', '^src/commands/run/', '^src/index\\.ts$'] },
+        'Only src/config/, src/cli/, the command declarations (src/commands/command.ts and each */*-command.ts: they pick the config ' +
+        'form), the run command (src/commands/run/: relay-wiring.ts builds every stage its settings) and the public API (src/index.ts) ' +
+        'see the whole RelayConfig/RunConfig; a stage, and the work of a command, declares the settings it uses.',
+      from: {
+        path: '^src/',
+        pathNot: ['^src/config/', '^src/cli/', '^src/commands/command\\.ts$', '^src/commands/[^/]+/[^/]+-command\\.ts$', '^src/commands/run/', '^src/index\\.ts$'],
+      },
       to: { path: '^src/config/(relay-config|run-config)\\.ts$' },
     },
     ...FLOOR_RULES,

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
-import { COMMANDS, CONFIG_FILE_OPTION } from '../../src/cli/command-options.js';
+import { CONFIG_FILE_OPTION } from '../../src/cli/command-options.js';
+import { COMMAND_SPECS } from '../../src/cli/command-registry.js';
 import { configSchema } from '../../src/config/config-schema.js';
 import { DEPRECATED_OPTIONS, optionSpecs, type ConfigObjectSchema } from '../../src/config/options.js';
 import { registerConsumerMetrics, type ConsumerStatsLike } from '../../src/observability/consumer-metrics.js';
@@ -41,11 +42,11 @@ const CONSUMER_STATS: Required<ConsumerStatsLike> = {
 export function configurationPageInput(): ConfigurationPageInput {
   return {
     template: read(CONFIGURATION_TEMPLATE),
-    sources: ['src/config/config-schema.ts', 'src/config/options.ts', 'src/cli/command-options.ts', CONFIGURATION_TEMPLATE],
+    sources: ['src/config/config-schema.ts', 'src/config/options.ts', 'src/cli/command-registry.ts', CONFIGURATION_TEMPLATE],
     options: optionSpecs(configSchema.in as unknown as ConfigObjectSchema),
     deprecated: DEPRECATED_OPTIONS,
     configFileOption: CONFIG_FILE_OPTION,
-    commands: COMMANDS,
+    commands: COMMAND_SPECS,
   };
 }
 
