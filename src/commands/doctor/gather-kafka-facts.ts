@@ -1,10 +1,7 @@
-import kafkajs, { logLevel, type Admin } from 'kafkajs';
-import type { Logger } from 'pino';
+import kafkajs, { type Admin } from 'kafkajs';
 import type { DoctorSettings } from './doctor-settings.js';
-import { createKafka } from '../../kafka/kafkajs/create-kafka.js';
 import type { OutboxEvent } from '../../pipeline/outbox-event.js';
-import { connectionConfig } from '../../sink/kafkajs/kafka-sink.js';
-import { kafkaSinkOptions } from '../../kafka/kafka-client-options.js';
+import { commandKafka, withKafkaAdmin } from '../../kafka/kafkajs/with-kafka-admin.js';
 import { compileTopicTemplate } from '../../pipeline/publish/record-format/topic-template.js';
 import type { KafkaFacts, KafkaTopicFacts, PostgresFacts } from './doctor-facts.js';
 
@@ -34,16 +31,9 @@ export function topicPattern(template: string): RegExp | null {
 }
 
 /** Reads the topics, their configs and the brokers' transaction limit with the relay's own Kafka settings (TLS, SASL). */
-export async function gatherKafkaFacts(config: DoctorSettings, topicNames: string[], logger: Logger): Promise<KafkaFacts> {
-  const kafka = createKafka({
-    ...connectionConfig(kafkaSinkOptions(config, logger)),
-    clientId: `${config.clientId}-doctor`,
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 1 },
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
+export function gatherKafkaFacts(config: DoctorSettings, topicNames: string[]): Promise<KafkaFacts> {
+  // Errors as kafkajs threw them: run-doctor turns an unreachable Kafka into a failed check.
+  return withKafkaAdmin(commandKafka(config, { name: 'doctor', retries: 1 }), null, async (admin) => {
     const cluster = await admin.describeCluster();
     const existing = new Set(await admin.listTopics());
     const pattern = topicPattern(config.topic);
@@ -79,9 +69,7 @@ export async function gatherKafkaFacts(config: DoctorSettings, topicNames: strin
       offsetsTopic: facts.get(config.offsetsTopic)!,
       transactionMaxTimeoutMs: await transactionMaxTimeout(admin, cluster),
     };
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
+  });
 }
 
 function emptyTopic(name: string): KafkaTopicFacts {

@@ -60,7 +60,7 @@ export async function runDoctor(config: DoctorSettings, options: DoctorOptions, 
   }
   let kafka: KafkaFacts | null = null;
   try {
-    kafka = await gatherKafkaFacts(config, expectedTopics(config, pg?.templateValues ?? []), logger);
+    kafka = await gatherKafkaFacts(config, expectedTopics(config, pg?.templateValues ?? []));
   } catch (error) {
     checks.push({ check: 'kafka connection', status: 'fail', found: reason(error), fix: 'check --brokers and the Kafka TLS/SASL options' });
   }

@@ -1,5 +1,4 @@
 import { EXIT } from '../../shared/outbox-tail-error.js';
-import { createLogger } from '../../shared/create-logger.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
 import { defineCommand } from '../command.js';
 import { initOutbox, type InitResult } from './init.js';
@@ -48,7 +47,7 @@ export const initCommand = defineCommand({
       lines = shardInitLines(await withPgClient(config, (client) => initShardedOutbox(client, { ...config, shards })));
     }
     if (config.delivery === 'exactly-once') {
-      const offsets = await initOffsetsTopic(config, createLogger('silent'));
+      const offsets = await initOffsetsTopic(config);
       lines.push(
         offsets.created ? `offsets topic ${offsets.topic} created (cleanup.policy=compact)` : `offsets topic ${offsets.topic} exists and is compacted`,
       );

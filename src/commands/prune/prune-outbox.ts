@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { splitTable } from '../../postgres/qualified-table.js';
-import { classifyPgError } from '../../postgres/pg-errors.js';
+import { sqlOn } from '../../postgres/sql.js';
 
 export interface PruneOptions {
   slot: string;
@@ -41,19 +41,11 @@ export async function pruneOutbox(client: pg.Client, config: { table: string; co
   const [schema, name] = splitTable(config.table);
   const table = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
   const createdAt = client.escapeIdentifier(config.columnCreatedAt);
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
-    try {
-      return await client.query<R>(text, values);
-    } catch (error) {
-      throw classifyPgError(error, `pruning ${config.table}`, options.slot);
-    }
-  };
-  const [slot] = (
-    await sql<{ catalog_xmin: string | null; wal_status: string | null }>(
-      `select catalog_xmin::text, wal_status from pg_replication_slots where slot_name = $1 and slot_type = 'logical'`,
-      [options.slot],
-    )
-  ).rows;
+  const sql = sqlOn(client, `pruning ${config.table}`, options.slot);
+  const [slot] = await sql<{ catalog_xmin: string | null; wal_status: string | null }>(
+    `select catalog_xmin::text, wal_status from pg_replication_slots where slot_name = $1 and slot_type = 'logical'`,
+    [options.slot],
+  );
   if (!slot) {
     throw new OutboxTailError('SLOT_MISSING', `prune: logical replication slot ${options.slot} does not exist`, {
       hint: 'name the slot the relay streams from with --slot: prune keeps every row that slot may not have passed',
@@ -73,20 +65,19 @@ export async function pruneOutbox(client: pg.Client, config: { table: string; co
   let batches = 0;
   if (!options.dryRun) {
     for (;;) {
-      const result = await sql(`delete from ${table} where ctid = any(array(select ctid from ${table} where ${createdAt} < $1 and ${passed} limit $3))`, [
-        cutoff,
-        options.slot,
-        options.batchSize,
-      ]);
-      if (!result.rowCount) break;
-      deleted += result.rowCount;
+      const changed = await sql.count(
+        `delete from ${table} where ctid = any(array(select ctid from ${table} where ${createdAt} < $1 and ${passed} limit $3))`,
+        [cutoff, options.slot, options.batchSize],
+      );
+      if (changed === 0) break;
+      deleted += changed;
       batches++;
     }
   } else {
-    const [row] = (await sql<{ n: string }>(`select count(*) as n from ${table} where ${createdAt} < $1 and ${passed}`, [cutoff, options.slot])).rows;
+    const [row] = await sql<{ n: string }>(`select count(*) as n from ${table} where ${createdAt} < $1 and ${passed}`, [cutoff, options.slot]);
     deleted = Number(row!.n);
   }
-  const [held] = (await sql<{ n: string }>(`select count(*) as n from ${table} where ${createdAt} < $1 and not (${passed})`, [cutoff, options.slot])).rows;
+  const [held] = await sql<{ n: string }>(`select count(*) as n from ${table} where ${createdAt} < $1 and not (${passed})`, [cutoff, options.slot]);
   return {
     table: config.table,
     slot: options.slot,

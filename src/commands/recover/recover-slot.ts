@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createSlot } from '../../postgres/create-slot.js';
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { classifyPgError } from '../../postgres/pg-errors.js';
+import { sqlOn } from '../../postgres/sql.js';
 import { replayOutbox, type ReplayReport, type ReplaySettings } from '../replay/replay-outbox.js';
 
 /** What recover uses: replay's settings, the slot to recreate, and --failover-slot. */
@@ -47,13 +48,7 @@ const FAR_FUTURE_MS = 24 * 3_600_000;
  */
 export async function recoverSlot(client: pg.Client, config: RecoverSettings, options: RecoverOptions, logger: Logger): Promise<RecoverReport> {
   const { slot } = config;
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } catch (error) {
-      throw classifyPgError(error, `recovering slot ${slot}`, slot);
-    }
-  };
+  const sql = sqlOn(client, `recovering slot ${slot}`, slot);
   const [state] = await sql<{ lost: boolean; active_pid: number | null }>(
     `select wal_status = 'lost' or (to_jsonb(r) ->> 'invalidation_reason') is not null or coalesce((to_jsonb(r) ->> 'conflicting')::boolean, false) as lost,
             active_pid

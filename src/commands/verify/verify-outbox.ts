@@ -1,19 +1,16 @@
-import { logLevel, type IHeaders } from 'kafkajs';
-import { createKafka } from '../../kafka/kafkajs/create-kafka.js';
+import type { IHeaders } from 'kafkajs';
+import { commandKafka, withKafkaAdmin } from '../../kafka/kafkajs/with-kafka-admin.js';
 import type pg from 'pg';
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
-import { classifyKafkaError } from '../../kafka/kafkajs/kafka-errors.js';
 import { readTopicRange, type PartitionRange } from '../../kafka/kafkajs/read-topic-range.js';
 import type { OutboxEvent } from '../../pipeline/outbox-event.js';
 import { splitTable } from '../../postgres/qualified-table.js';
 import { TIMESTAMPTZ_OID, toRfc3339 } from '../../pipeline/assemble/rfc3339-timestamp.js';
-import { classifyPgError } from '../../postgres/pg-errors.js';
-import { connectionConfig } from '../../sink/kafkajs/kafka-sink.js';
-import { kafkaSinkOptions, type KafkaConnectionSettings } from '../../kafka/kafka-client-options.js';
+import { sqlOn, type Sql } from '../../postgres/sql.js';
+import type { KafkaConnectionSettings } from '../../kafka/kafka-client-options.js';
 import type { ColumnSettings } from '../../pipeline/assemble/outbox-columns.js';
 import type { RecordHeaderName } from '../../pipeline/publish/record-format/record-headers.js';
 import { compileTopicTemplate } from '../../pipeline/publish/record-format/topic-template.js';
-import { createLogger } from '../../shared/create-logger.js';
 import type { TimeWindow } from '../time-window.js';
 
 /** What verify (and replay, which reuses its window) reads: the table, its columns, the record format, the Kafka connection. */
@@ -183,13 +180,7 @@ export async function openWindow(client: pg.Client, config: VerifySettings, wind
     eventType: client.escapeIdentifier(config.columnEventType),
     createdAt: client.escapeIdentifier(config.columnCreatedAt),
   };
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
-    try {
-      return (await client.query<R>(text, values)).rows;
-    } catch (error) {
-      throw classifyPgError(error, `reading ${config.table}`);
-    }
-  };
+  const sql = sqlOn(client, `reading ${config.table}`);
   await checkColumns(sql, config, schema, name);
   return { sql, table, col, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString() };
 }
@@ -246,8 +237,6 @@ export async function dropWindow(sql: Sql): Promise<void> {
   await sql(`drop table if exists outbox_tail_verify_topics, outbox_tail_verify_kafka, outbox_tail_verify_rows`);
 }
 
-export type Sql = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;
-
 /** The table and the columns verify reads must exist: the window is found by the created-at column. */
 async function checkColumns(sql: Sql, config: VerifySettings, schema: string, name: string): Promise<void> {
   const columns = new Set(
@@ -285,29 +274,18 @@ async function readKafkaIds(
   window: TimeWindow,
   insert: (topic: string, ids: string[]) => Promise<void>,
 ): Promise<{ existing: Set<string>; recordsWithoutHeaders: number }> {
-  const kafka = createKafka({
-    ...connectionConfig(kafkaSinkOptions(config, createLogger('silent'))),
-    clientId: `${config.clientId}-verify`,
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 3 },
-  });
-  const admin = kafka.admin();
+  const kafka = commandKafka(config, { name: 'verify', retries: 3 });
   const ranges: PartitionRange[] = [];
-  let existing: Set<string>;
-  try {
-    await admin.connect();
+  const existing = await withKafkaAdmin(kafka, `verify: reading the offsets of ${topics.join(', ')}`, async (admin) => {
     const all = new Set(await admin.listTopics());
-    existing = new Set(topics.filter((t) => all.has(t)));
-    for (const topic of existing) {
+    const present = new Set(topics.filter((t) => all.has(t)));
+    for (const topic of present) {
       const starts = await admin.fetchTopicOffsetsByTimestamp(topic, Math.max(0, fromMs));
       const ends = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
       for (const s of starts) ranges.push({ topic, partition: s.partition, start: BigInt(s.offset), end: ends.get(s.partition) ?? 0n });
     }
-  } catch (error) {
-    throw classifyKafkaError(error, `verify: reading the offsets of ${topics.join(', ')}`);
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
+    return present;
+  });
   const lo = headerTime(window.fromMs);
   const hi = headerTime(window.toMs);
   let recordsWithoutHeaders = 0;

@@ -1,23 +1,14 @@
 import type { Logger } from 'pino';
-import {
-  CompressionTypes,
-  type Kafka,
-  logLevel as KafkaLogLevel,
-  Partitioners,
-  type KafkaConfig,
-  type Producer,
-  type ProducerConfig,
-  type SASLOptions,
-} from 'kafkajs';
+import { CompressionTypes, type Kafka, logLevel as KafkaLogLevel, Partitioners, type Producer, type ProducerConfig } from 'kafkajs';
 import { createKafka } from '../../kafka/kafkajs/create-kafka.js';
 import { installFastRecordEncoder } from '../../kafka/kafkajs/kafkajs-record-encoder.js';
 import { kafkajsLogCreator } from '../../kafka/kafkajs/kafkajs-log-creator.js';
 import { classifyKafkaError } from '../../kafka/kafkajs/kafka-errors.js';
-import type { KafkaSasl } from '../../kafka/kafka-security.js';
 import type { KafkaSinkOptions } from '../../kafka/kafka-client-options.js';
 import type { ClusterMetadata, Sink } from '../sink.js';
 import type { SinkRecord } from '../sink-record.js';
 import { topicMessages } from './topic-messages.js';
+import { connectionConfig } from '../../kafka/kafkajs/connection-config.js';
 
 /**
  * kafkajs warns at every producer start because retries are bounded. They are
@@ -25,20 +16,6 @@ import { topicMessages } from './topic-messages.js';
  * from the slot, which keeps every record (the consumer absorbs the duplicates).
  */
 export const INTENDED_WARNINGS: ReadonlySet<string> = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
-
-function kafkajsSasl({ mechanism, username, password }: KafkaSasl): SASLOptions {
-  return { mechanism, username, password };
-}
-
-export function connectionConfig(options: KafkaSinkOptions): Pick<KafkaConfig, 'brokers' | 'connectionTimeout' | 'requestTimeout' | 'ssl' | 'sasl'> {
-  return {
-    brokers: options.brokers,
-    connectionTimeout: options.connectTimeoutMs,
-    requestTimeout: options.requestTimeoutMs,
-    ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
-    ...(options.sasl !== undefined ? { sasl: kafkajsSasl(options.sasl) } : {}),
-  };
-}
 
 /**
  * kafkajs producer with the settings of docs/architecture.md#kafka-producer: idempotent,

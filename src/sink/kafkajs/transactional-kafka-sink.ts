@@ -6,7 +6,8 @@ import { decodeWatermark, encodeWatermark, type Watermark } from '../watermark.j
 import { classifyKafkaError } from '../../kafka/kafkajs/kafka-errors.js';
 import { kafkajsLogCreator } from '../../kafka/kafkajs/kafkajs-log-creator.js';
 import { cacheTransactionCoordinator } from '../../kafka/kafkajs/kafkajs-coordinator-cache.js';
-import { connectionConfig, installRecordEncoder, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
+import { installRecordEncoder, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
+import { connectionConfig } from '../../kafka/kafkajs/connection-config.js';
 import type { KafkaSinkOptions } from '../../kafka/kafka-client-options.js';
 import { checkOffsetsTopic } from './offsets-topic.js';
 import type { ClusterMetadata, Sealed, TransactionalSink, WatermarkPosition } from '../sink.js';
