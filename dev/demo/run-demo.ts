@@ -8,7 +8,7 @@ import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
 import { initOutbox } from '../../src/commands/init/init.js';
 import { packageRoot } from '../../src/shared/package-root.js';
-import { readSlotStatus } from '../../src/postgres/slot-status.js';
+import { readSlotStatus } from '../../src/postgres/slots/slot-status.js';
 import { createOrder, createOrdersTable, ORDER_AGGREGATE } from './order-app.js';
 import { DEFAULT_OUTBOX_TABLE } from '../../src/pipeline/assemble/outbox-columns.js';
 import { startStack } from '../stack/index.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { readSlotStatus } from '../postgres/slot-status.js';
+import { readSlotStatus } from '../postgres/slots/slot-status.js';
 import { pgConnection, type PgSettings } from '../postgres/pg-connection.js';
 import type { RelayStats } from '../pipeline/relay-stats.js';
 import { Lsn } from '../shared/lsn.js';

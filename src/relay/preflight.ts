@@ -10,9 +10,9 @@ import { withPgClient } from '../postgres/with-pg-client.js';
 import type { Sink } from '../sink/sink.js';
 import { parseShard } from '../shared/shard-spec.js';
 import { checkShardFilter, requireRowFilters } from '../postgres/shard-check.js';
-import { createSlot } from '../postgres/create-slot.js';
-import { describeInvalidation, INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from '../postgres/invalidation-cause.js';
-import { warnOnMissingStandbySlots } from '../postgres/standby-slots-check.js';
+import { createSlot, readSlot } from '../postgres/slots/slot-catalog.js';
+import { describeInvalidation, type InvalidationCause } from '../postgres/slots/invalidation-cause.js';
+import { warnOnMissingStandbySlots } from '../postgres/slots/standby-slots-check.js';
 
 /** What preflight checks: the connection, the table and its columns, the publication, the slot (--create-slot, --failover-slot). */
 export interface PreflightSettings extends PgSettings, ColumnSettings {
@@ -162,16 +162,7 @@ async function checkPostgres(client: pg.Client, config: PreflightSettings, log: 
 
 async function checkSlot(client: pg.Client, config: PreflightSettings, db: string, log: Logger): Promise<boolean> {
   const { slot } = config;
-  const row = (
-    await client.query<{
-      plugin: string | null;
-      slot_type: string;
-      database: string | null;
-      wal_status: string | null;
-      invalidation_reason: string | null;
-      conflicting: boolean | null;
-    }>(`select r.plugin, r.slot_type, r.database, ${INVALIDATION_COLUMNS_SQL} from pg_replication_slots r where r.slot_name = $1`, [slot])
-  ).rows[0];
+  const row = await readSlot(client, slot);
   if (!row) {
     if (!config.createSlot) {
       throw fail(
@@ -188,10 +179,10 @@ async function checkSlot(client: pg.Client, config: PreflightSettings, db: strin
       );
     return created;
   }
-  if (row.slot_type !== 'logical' || row.plugin !== 'pgoutput') {
+  if (row.slotType !== 'logical' || row.plugin !== 'pgoutput') {
     throw fail(
       'SLOT_WRONG_PLUGIN',
-      `replication slot ${slot} is a ${row.slot_type} slot with plugin ${row.plugin ?? 'none'}, not pgoutput`,
+      `replication slot ${slot} is a ${row.slotType} slot with plugin ${row.plugin ?? 'none'}, not pgoutput`,
       'use a logical slot created with the pgoutput plugin',
     );
   }
@@ -202,8 +193,7 @@ async function checkSlot(client: pg.Client, config: PreflightSettings, db: strin
       "connect to the slot's database with --database-url, or use another slot",
     );
   }
-  const cause = invalidationCause({ walStatus: row.wal_status, invalidationReason: row.invalidation_reason, conflicting: row.conflicting });
-  if (cause) throw slotInvalidatedError(slot, cause);
+  if (row.invalidation) throw slotInvalidatedError(slot, row.invalidation);
   return false;
 }
 
@@ -224,17 +214,7 @@ export function slotInvalidatedError(slot: string, cause: InvalidationCause, opt
 export async function explainSlotInvalidated(config: PgSettings & { slot: string }, error: OutboxTailError): Promise<OutboxTailError> {
   if (error.code !== 'SLOT_INVALIDATED') return error;
   try {
-    const row = await withPgClient(
-      config,
-      async (client) =>
-        (
-          await client.query<{ wal_status: string | null; invalidation_reason: string | null; conflicting: boolean | null }>(
-            `select ${INVALIDATION_COLUMNS_SQL} from pg_replication_slots r where r.slot_name = $1`,
-            [config.slot],
-          )
-        ).rows[0],
-    );
-    const cause = row ? invalidationCause({ walStatus: row.wal_status, invalidationReason: row.invalidation_reason, conflicting: row.conflicting }) : null;
+    const cause = (await withPgClient(config, (client) => readSlot(client, config.slot)))?.invalidation ?? null;
     return cause ? slotInvalidatedError(config.slot, cause, { cause: error }) : error;
   } catch {
     return error;

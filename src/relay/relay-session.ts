@@ -21,6 +21,7 @@ import { alreadyPublished, type SkipRule } from '../pipeline/publish/skip-publis
 import type { Watermark } from '../sink/watermark.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
+import { readSlot } from '../postgres/slots/slot-catalog.js';
 import type { RecordFormat } from '../pipeline/publish/record-format/record-formats.js';
 import type { RecordHeaderName } from '../pipeline/publish/record-format/record-headers.js';
 import { isTransactional, type Sink } from '../sink/sink.js';
@@ -231,10 +232,8 @@ export class RelaySession {
     if (!watermark) return;
     const { settings: config, pg } = this.options;
     const confirmed = await withPgClient(pg, async (client) => {
-      const { rows } = await client.query<{ lsn: string | null }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [
-        config.slot,
-      ]);
-      return rows[0]?.lsn ? Lsn.parse(rows[0].lsn) : null;
+      const lsn = (await readSlot(client, config.slot))?.confirmedFlushLsn;
+      return lsn ? Lsn.parse(lsn) : null;
     });
     if (confirmed === null || confirmed <= watermark.lsn) return;
     throw new OutboxTailError(

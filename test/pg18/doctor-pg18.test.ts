@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../src/commands/doctor/doctor-checks.js';
 import type { DoctorReport } from '../../src/commands/doctor/run-doctor.js';
-import type { SlotStatus } from '../../src/postgres/slot-status.js';
+import type { SlotStatus } from '../../src/postgres/slots/slot-status.js';
 import { uniqueName } from '../support/database.js';
 import { isStreaming } from '../support/relay-process.js';
 import { relayTestbed } from '../support/relay-testbed.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SlotStatus } from '../../src/postgres/slot-status.js';
+import type { SlotStatus } from '../../src/postgres/slots/slot-status.js';
 import { configSchema } from '../../src/config/config-schema.js';
 import { toRunConfig, type RunConfig } from '../../src/config/run-config.js';
 import {

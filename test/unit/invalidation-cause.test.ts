@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeInvalidation, invalidationCause } from '../../src/postgres/invalidation-cause.js';
+import { describeInvalidation, invalidationCause } from '../../src/postgres/slots/invalidation-cause.js';
 
 const none = { walStatus: 'reserved', invalidationReason: null, conflicting: null };
 

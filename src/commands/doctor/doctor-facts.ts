@@ -1,4 +1,4 @@
-import type { SlotStatus } from '../../postgres/slot-status.js';
+import type { SlotStatus } from '../../postgres/slots/slot-status.js';
 
 /** What the doctor read from PostgreSQL; every check is a pure function of these facts. */
 export interface PostgresFacts {

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { readSlotStatus } from '../../postgres/slot-status.js';
+import { readSlotStatus } from '../../postgres/slots/slot-status.js';
+import { readSlot, readSlots } from '../../postgres/slots/slot-catalog.js';
 import type { DoctorSettings } from './doctor-settings.js';
 import { splitTable } from '../../postgres/qualified-table.js';
 import { pgConnection } from '../../postgres/pg-connection.js';
@@ -94,17 +95,12 @@ async function standbySlots(client: pg.Client, setting: string): Promise<NonNull
     .split(',')
     .map((n) => n.trim().replace(/^"(.*)"$/, '$1'))
     .filter((n) => n !== '' && n !== '*');
-  const rows = (
-    await client.query<{ slot_name: string; slot_type: string; active: boolean }>(
-      'select slot_name, slot_type, active from pg_replication_slots where slot_name = any($1)',
-      [names],
-    )
-  ).rows;
+  const rows = await readSlots(client, names);
   return {
     setting,
     slots: names.map((name) => {
-      const row = rows.find((r) => r.slot_name === name);
-      return { name, exists: row !== undefined, physical: row?.slot_type === 'physical', active: row?.active === true };
+      const row = rows.get(name);
+      return { name, exists: row !== undefined, physical: row?.slotType === 'physical', active: row?.active === true };
     }),
   };
 }
@@ -160,18 +156,13 @@ export async function gatherStandbyFacts(standbyUrl: string, config: DoctorSetti
                 current_setting('hot_standby_feedback') as hsf, current_setting('primary_slot_name') as psn`,
       )
     ).rows[0]!;
-    const slot = (
-      await client.query<{ synced: boolean | null; reason: string | null }>(
-        `select (to_jsonb(r) ->> 'synced')::boolean as synced, to_jsonb(r) ->> 'invalidation_reason' as reason from pg_replication_slots r where slot_name = $1`,
-        [config.slot],
-      )
-    ).rows[0];
+    const slot = await readSlot(client, config.slot);
     return {
       inRecovery: row.rec,
       syncReplicationSlots: row.sync,
       hotStandbyFeedback: row.hsf,
       primarySlotName: row.psn,
-      slot: slot ? { synced: slot.synced, invalidationReason: slot.reason } : null,
+      slot: slot ? { synced: slot.synced, invalidationReason: slot.invalidationReason } : null,
     };
   } finally {
     await client.end().catch(() => undefined);

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { createSlot } from '../../postgres/create-slot.js';
-import { requireFailoverSupport } from '../../postgres/failover-slot.js';
+import { createSlot } from '../../postgres/slots/slot-catalog.js';
+import { requireFailoverSupport } from '../../postgres/slots/failover-slot.js';
 import { migrate, type MigrationResult } from '../../postgres/migrator.js';
 import { splitTable } from '../../postgres/qualified-table.js';
 import { describeTarget } from '../../postgres/describe-target.js';

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { splitTable } from '../../postgres/qualified-table.js';
 import { describeTarget } from '../../postgres/describe-target.js';
-import { createSlot } from '../../postgres/create-slot.js';
-import { requireFailoverSupport } from '../../postgres/failover-slot.js';
+import { createSlot, readSlot } from '../../postgres/slots/slot-catalog.js';
+import { requireFailoverSupport } from '../../postgres/slots/failover-slot.js';
 import { migrate, type MigrationResult } from '../../postgres/migrator.js';
 
 export interface InitResult {
@@ -42,14 +42,7 @@ export async function initOutbox(
   let slot: InitResult['slot'] = null;
   if (config.slot) {
     const created = await createSlot(client, config.slot, { failover: config.failoverSlot, where });
-    // to_jsonb: the failover column exists from PostgreSQL 17 on only.
-    const row = (
-      await client.query<{ failover: boolean | null }>(
-        `select (to_jsonb(s) ->> 'failover')::boolean as failover from pg_replication_slots s where slot_name = $1`,
-        [config.slot],
-      )
-    ).rows[0];
-    const failover = row?.failover ?? null;
+    const failover = (await readSlot(client, config.slot))?.failover ?? null;
     slot = { name: config.slot, created, failover };
     if (config.failoverSlot && failover === false) {
       warnings.push(

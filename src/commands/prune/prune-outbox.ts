@@ -2,6 +2,8 @@ import type pg from 'pg';
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { splitTable } from '../../postgres/qualified-table.js';
 import { sqlOn } from '../../postgres/sql.js';
+import { classifyPgError } from '../../postgres/pg-errors.js';
+import { readSlot } from '../../postgres/slots/slot-catalog.js';
 
 export interface PruneOptions {
   slot: string;
@@ -42,17 +44,15 @@ export async function pruneOutbox(client: pg.Client, config: { table: string; co
   const table = `${client.escapeIdentifier(schema)}.${client.escapeIdentifier(name)}`;
   const createdAt = client.escapeIdentifier(config.columnCreatedAt);
   const sql = sqlOn(client, `pruning ${config.table}`, options.slot);
-  const [slot] = await sql<{ catalog_xmin: string | null; wal_status: string | null }>(
-    `select catalog_xmin::text, wal_status from pg_replication_slots where slot_name = $1 and slot_type = 'logical'`,
-    [options.slot],
-  );
+  const found = await readSlot(client, options.slot).catch((error: unknown) => Promise.reject(classifyPgError(error, `pruning ${config.table}`, options.slot)));
+  const slot = found?.slotType === 'logical' ? found : null;
   if (!slot) {
     throw new OutboxTailError('SLOT_MISSING', `prune: logical replication slot ${options.slot} does not exist`, {
       hint: 'name the slot the relay streams from with --slot: prune keeps every row that slot may not have passed',
       exitCode: EXIT.PREFLIGHT,
     });
   }
-  if (slot.catalog_xmin === null || slot.wal_status === 'lost') {
+  if (slot.catalogXmin === null || slot.invalidation !== null) {
     throw new OutboxTailError('SLOT_INVALIDATED', `prune: slot ${options.slot} is invalidated: which rows the relay published is unknown, so none is pruned`, {
       hint: 'recover first (outbox-tail recover, docs/verify-replay-recover-prune.md); then prune',
       exitCode: EXIT.SLOT_LOST,

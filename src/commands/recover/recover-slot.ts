@@ -1,9 +1,8 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { createSlot } from '../../postgres/create-slot.js';
+import { createSlot, dropSlot, readSlot } from '../../postgres/slots/slot-catalog.js';
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { classifyPgError } from '../../postgres/pg-errors.js';
-import { sqlOn } from '../../postgres/sql.js';
 import { replayOutbox, type ReplayReport, type ReplaySettings } from '../replay/replay-outbox.js';
 
 /** What recover uses: replay's settings, the slot to recreate, and --failover-slot. */
@@ -48,21 +47,18 @@ const FAR_FUTURE_MS = 24 * 3_600_000;
  */
 export async function recoverSlot(client: pg.Client, config: RecoverSettings, options: RecoverOptions, logger: Logger): Promise<RecoverReport> {
   const { slot } = config;
-  const sql = sqlOn(client, `recovering slot ${slot}`, slot);
-  const [state] = await sql<{ lost: boolean; active_pid: number | null }>(
-    `select wal_status = 'lost' or (to_jsonb(r) ->> 'invalidation_reason') is not null or coalesce((to_jsonb(r) ->> 'conflicting')::boolean, false) as lost,
-            active_pid
-       from pg_replication_slots r where slot_name = $1`,
-    [slot],
-  );
-  if (state && !state.lost) {
+  // Every failure classified (SQLSTATE), naming the slot.
+  const inSql = <T>(work: () => Promise<T>): Promise<T> =>
+    work().catch((error: unknown) => Promise.reject(classifyPgError(error, `recovering slot ${slot}`, slot)));
+  const state = await inSql(() => readSlot(client, slot));
+  if (state && state.invalidation === null) {
     throw new OutboxTailError('SLOT_NOT_LOST', `recover: slot ${slot} exists and is not invalidated; there is nothing to recover`, {
       hint: 'start the relay: it resumes from the slot. recover is for a slot that was dropped or invalidated (wal_status = lost)',
       exitCode: EXIT.PREFLIGHT,
     });
   }
-  if (state?.active_pid != null) {
-    throw new OutboxTailError('SLOT_ACTIVE', `recover: the invalidated slot ${slot} is held by PID ${state.active_pid}`, {
+  if (state?.activePid != null) {
+    throw new OutboxTailError('SLOT_ACTIVE', `recover: the invalidated slot ${slot} is held by PID ${state.activePid}`, {
       hint: 'stop the relay holding it (it exits with code 4 on an invalidated slot), then run recover again',
       exitCode: EXIT.PREFLIGHT,
     });
@@ -77,10 +73,11 @@ export async function recoverSlot(client: pg.Client, config: RecoverSettings, op
   const fromMs = options.sinceMs ?? Date.parse(position!.frontierCommitTime) - options.marginMs;
   let slotLsn: string | null = null;
   if (!options.dryRun) {
-    if (state) await sql('select pg_drop_replication_slot($1)', [slot]);
-    await createSlot(client, slot, { failover: config.failoverSlot });
-    const [created] = await sql<{ lsn: string }>('select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot]);
-    slotLsn = created?.lsn ?? null;
+    await inSql(async () => {
+      await dropSlot(client, slot);
+      await createSlot(client, slot, { failover: config.failoverSlot });
+      slotLsn = (await readSlot(client, slot))?.confirmedFlushLsn ?? null;
+    });
     logger.warn({ event: 'slot-recreated', slot, lsn: slotLsn }, 'recover: slot created anew; backfilling from the table');
   }
   const replay = await replayOutbox(

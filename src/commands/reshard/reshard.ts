@@ -2,6 +2,7 @@ import pg from 'pg';
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { describeTarget } from '../../postgres/describe-target.js';
 import { Lsn } from '../../shared/lsn.js';
+import { dropSlot, readSlots } from '../../postgres/slots/slot-catalog.js';
 import { createShardSet } from '../init/init-shards.js';
 import { requireRowFilters } from '../../postgres/shard-check.js';
 import { allShards, shardName } from '../../shared/shard-spec.js';
@@ -98,16 +99,11 @@ export async function reshard(client: pg.Client, config: ReshardConfig, onStep: 
   const oldPublications = allShards(config.from).map((s) => shardName(config.publication, s.index));
   const newSlots = allShards(config.to).map((s) => shardName(config.toSlot, s.index));
   const confirmed = async (slots: string[]) => {
-    const rows = (
-      await client.query<{ slot_name: string; lsn: string | null; active: boolean }>(
-        'select slot_name, confirmed_flush_lsn::text as lsn, active from pg_replication_slots where slot_name = any($1)',
-        [slots],
-      )
-    ).rows;
+    const rows = await readSlots(client, slots);
     return slots.map((name) => {
-      const row = rows.find((r) => r.slot_name === name);
-      if (!row?.lsn) throw refused(`slot ${name} does not exist`, 'check --slot, --from (outbox-tail status --shards N)');
-      return { name, lsn: Lsn.parse(row.lsn), active: row.active };
+      const row = rows.get(name);
+      if (!row?.confirmedFlushLsn) throw refused(`slot ${name} does not exist`, 'check --slot, --from (outbox-tail status --shards N)');
+      return { name, lsn: Lsn.parse(row.confirmedFlushLsn), active: row.active };
     });
   };
   await confirmed(oldSlots);
@@ -169,7 +165,7 @@ export async function reshard(client: pg.Client, config: ReshardConfig, onStep: 
   if (restarted.length > 0) throw oldRelayRestarted(restarted);
   for (const slot of oldSlots) {
     try {
-      await client.query('select pg_drop_replication_slot($1) where exists (select 1 from pg_replication_slots where slot_name = $1)', [slot]);
+      await dropSlot(client, slot);
     } catch (error) {
       if ((error as { code?: string }).code === '55006') throw oldRelayRestarted([slot]);
       throw error;

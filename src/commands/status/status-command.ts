@@ -1,7 +1,7 @@
 import { EXIT } from '../../shared/outbox-tail-error.js';
 import { allShards, shardName } from '../../shared/shard-spec.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
-import { readSlotStatus, type SlotStatus } from '../../postgres/slot-status.js';
+import { readSlotStatus, type SlotStatus } from '../../postgres/slots/slot-status.js';
 import { toRunConfig } from '../../config/run-config.js';
 import { defineCommand, JSON_OPTION, jsonLine } from '../command.js';
 

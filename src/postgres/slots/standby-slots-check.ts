@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { readSlot, readSlots } from './slot-catalog.js';
 
 export interface StandbySlotsProblem {
   /** synchronized_standby_slots entries with no physical slot on this server. */
@@ -15,26 +16,16 @@ export interface StandbySlotsProblem {
  * healthy. Returns the problem, or null (older servers, no failover slot, all present).
  */
 export async function checkSynchronizedStandbySlots(client: pg.Client, slot: string): Promise<StandbySlotsProblem | null> {
-  const row = (
-    await client.query<{ setting: string | null; failover: boolean | null }>(
-      `select current_setting('synchronized_standby_slots', true) as setting,
-              (select (to_jsonb(s) ->> 'failover')::boolean from pg_replication_slots s where slot_name = $1) as failover`,
-      [slot],
-    )
-  ).rows[0];
-  if (!row?.setting || row.failover !== true) return null;
-  const names = row.setting
+  const setting = (await client.query<{ setting: string | null }>(`select current_setting('synchronized_standby_slots', true) as setting`)).rows[0]?.setting;
+  if (!setting || (await readSlot(client, slot))?.failover !== true) return null;
+  const names = setting
     .split(',')
     .map((n) => n.trim().replace(/^"(.*)"$/, '$1'))
     .filter((n) => n !== '' && n !== '*');
   if (names.length === 0) return null;
-  const present = new Set(
-    (
-      await client.query<{ slot_name: string }>(`select slot_name from pg_replication_slots where slot_type = 'physical' and slot_name = any($1)`, [names])
-    ).rows.map((r) => r.slot_name),
-  );
-  const missing = names.filter((n) => !present.has(n));
-  return missing.length > 0 ? { missing, setting: row.setting } : null;
+  const present = await readSlots(client, names);
+  const missing = names.filter((n) => present.get(n)?.slotType !== 'physical');
+  return missing.length > 0 ? { missing, setting } : null;
 }
 
 export async function warnOnMissingStandbySlots(client: pg.Client, slot: string, log: Logger): Promise<void> {

@@ -66,6 +66,3 @@ export function invalidationCause(slot: SlotInvalidationColumns): InvalidationCa
 export function describeInvalidation(slot: string, cause: InvalidationCause): string {
   return `replication slot ${slot} is invalidated (${cause.source} = ${cause.source === 'wal_status' ? 'lost' : cause.source === 'conflicting' ? 'true' : cause.reason}, cause ${cause.reason}): ${cause.cause}`;
 }
-
-/** The SQL columns (readable on every version: absent ones are null) that invalidationCause reads, for `from pg_replication_slots r`. */
-export const INVALIDATION_COLUMNS_SQL = `r.wal_status, (to_jsonb(r) ->> 'invalidation_reason') as invalidation_reason, (to_jsonb(r) ->> 'conflicting')::boolean as conflicting`;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
-import { splitTable } from './qualified-table.js';
-import { INVALIDATION_COLUMNS_SQL, invalidationCause, type InvalidationCause } from './invalidation-cause.js';
+import { splitTable } from '../qualified-table.js';
+import type { InvalidationCause } from './invalidation-cause.js';
+import { SLOT_COLUMNS_SQL, slotRow, type SlotColumns } from './slot-catalog.js';
 
 export interface SlotStatus {
   slot: string;
@@ -45,20 +46,18 @@ export async function readSlotStatus(
   outbox?: { table: string; createdAtColumn: string },
 ): Promise<SlotStatus> {
   const s = (
-    await client.query(
+    await client.query<SlotColumns & { current: string; lag: string | null; retained: string | null; safe: string | null; max_keep: string }>(
       `select pg_current_wal_lsn()::text as current,
-              r.plugin, r.active, r.active_pid, r.confirmed_flush_lsn::text as confirmed, r.restart_lsn::text as restart,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.confirmed_flush_lsn)::bigint as lag,
               pg_wal_lsn_diff(pg_current_wal_lsn(), r.restart_lsn)::bigint as retained, r.safe_wal_size::text as safe,
               (select case when setting::bigint < 0 then -1 else pg_size_bytes(setting || unit) end::text
                  from pg_settings where name = 'max_slot_wal_keep_size') as max_keep,
-              ${INVALIDATION_COLUMNS_SQL}, r.slot_type, r.database,
-              -- columns of PostgreSQL 17+, read without naming them so older servers answer null
-              (to_jsonb(r) ->> 'failover')::boolean as failover, (to_jsonb(r) ->> 'synced')::boolean as synced
+              ${SLOT_COLUMNS_SQL}
          from (select 1) x left join pg_replication_slots r on r.slot_name = $1`,
       [slot],
     )
-  ).rows[0];
+  ).rows[0]!;
+  const row = s.slot_name === null ? null : slotRow(s);
   const pub = await client.query<{ name: string }>(
     `select p.pubname, t.schemaname || '.' || t.tablename as name
        from pg_publication p left join pg_publication_tables t on t.pubname = p.pubname where p.pubname = $1 order by 2`,
@@ -68,23 +67,22 @@ export async function readSlotStatus(
     slot,
     exists: s.plugin !== null,
     plugin: s.plugin,
-    active: s.active ?? false,
-    activePid: s.active_pid,
-    confirmedFlushLsn: s.confirmed,
-    restartLsn: s.restart,
+    active: row?.active ?? false,
+    activePid: row?.activePid ?? null,
+    confirmedFlushLsn: row?.confirmedFlushLsn ?? null,
+    restartLsn: row?.restartLsn ?? null,
     currentWalLsn: s.current,
     lagBytes: s.lag === null ? null : Number(s.lag),
     retainedWalBytes: s.retained === null ? null : Number(s.retained),
-    walStatus: s.wal_status,
+    walStatus: row?.walStatus ?? null,
     safeWalSizeBytes: s.safe === null ? null : Number(s.safe),
     maxSlotWalKeepSizeBytes: Number(s.max_keep),
-    invalidationReason: s.invalidation_reason,
-    invalidation:
-      s.slot_type === null ? null : invalidationCause({ walStatus: s.wal_status, invalidationReason: s.invalidation_reason, conflicting: s.conflicting }),
-    slotType: s.slot_type,
-    database: s.database,
-    failover: s.failover,
-    synced: s.synced,
+    invalidationReason: row?.invalidationReason ?? null,
+    invalidation: row?.invalidation ?? null,
+    slotType: row?.slotType ?? null,
+    database: row?.database ?? null,
+    failover: row?.failover ?? null,
+    synced: row?.synced ?? null,
     publication,
     publicationExists: (pub.rowCount ?? 0) > 0,
     publicationTables: pub.rows.map((r) => r.name).filter(Boolean),

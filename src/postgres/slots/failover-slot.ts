@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
+import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
 
 /** The first release with failover slots (pg_create_logical_replication_slot's 5th argument, pg_replication_slots.failover). */
 export const FAILOVER_MIN_VERSION_NUM = 170000;
