@@ -58,7 +58,7 @@ export function metricsPageInput(): MetricsPageInput {
   registerConsumerMetrics(consumer, CONSUMER_STATS);
   return {
     template: read(METRICS_TEMPLATE),
-    sources: ['src/observability/relay-metrics.ts', 'src/observability/consumer-metrics.ts', METRICS_TEMPLATE],
+    sources: ['src/observability/relay-metrics.ts', 'src/observability/relay-state-metrics.ts', 'src/observability/published-metrics.ts', 'src/observability/kafka-request-metrics.ts', 'src/observability/slot-metrics.ts', 'src/observability/consumer-metrics.ts', METRICS_TEMPLATE],
     relay,
     consumer,
   };
