@@ -2,14 +2,14 @@ import { hostname } from 'node:os';
 import { CompressionTypes, type Kafka, logLevel as KafkaLogLevel, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
 import { createKafka } from '../../kafka/kafkajs/create-kafka.js';
 import { OutboxTailError } from '../../shared/outbox-tail-error.js';
-import { decodeWatermark, encodeWatermark, type Watermark } from '../watermark.js';
+import { encodeWatermark, type Watermark } from '../watermark.js';
 import { classifyKafkaError } from '../../kafka/kafkajs/kafka-errors.js';
 import { kafkajsLogCreator } from '../../kafka/kafkajs/kafkajs-log-creator.js';
 import { cacheTransactionCoordinator } from '../../kafka/kafkajs/kafkajs-coordinator-cache.js';
 import { installRecordEncoder, INTENDED_WARNINGS, KafkaSink, producerSettings } from './kafka-sink.js';
 import { connectionConfig } from '../../kafka/kafkajs/connection-config.js';
 import type { KafkaSinkOptions } from '../../kafka/kafka-client-options.js';
-import { checkOffsetsTopic } from './offsets-topic.js';
+import { readWatermark } from './watermark-reader.js';
 import type { ClusterMetadata, Sealed, TransactionalSink, WatermarkPosition } from '../sink.js';
 import type { SinkRecord } from '../sink-record.js';
 import { topicMessages } from './topic-messages.js';
@@ -36,9 +36,6 @@ export interface Lane {
   /** When the open transaction's first records were sent: the broker's transaction timeout runs from there. */
   txnStartedAt: number;
 }
-
-/** Reading the offsets topic to its last stable offset; a slow broker ends the session, which retries. */
-const WATERMARK_READ_TIMEOUT_MS = 30_000;
 
 /** Errors that mean the brokers will not run transactions for us, whatever we retry. */
 const NO_TRANSACTIONS = new Set([
@@ -253,100 +250,9 @@ export class TransactionalKafkaSink implements TransactionalSink {
     }
   }
 
-  async readWatermark(): Promise<Watermark | null> {
-    const { offsetsTopic: topic, slot, transactionalId } = this.options;
-    const admin = this.kafka.admin();
-    let ends: Map<number, bigint>;
-    try {
-      await admin.connect();
-      await checkOffsetsTopic(admin, topic);
-      // fetchTopicOffsets asks with read_committed: the last stable offset, not the high watermark.
-      const offsets = await admin.fetchTopicOffsets(topic);
-      ends = new Map(offsets.filter((o) => BigInt(o.high) > BigInt(o.low)).map((o) => [o.partition, BigInt(o.high)]));
-    } catch (error) {
-      throw classifyKafkaError(error, `reading the end of the offsets topic ${topic}`);
-    } finally {
-      await admin.disconnect().catch(() => undefined);
-    }
-    const latest = ends.size === 0 ? new Map<string, Watermark>() : await this.readCompacted(topic, ends);
-    for (const w of latest.values()) {
-      if (w.transactionalId === transactionalId && w.slot !== slot) {
-        throw new OutboxTailError(
-          'TRANSACTIONAL_ID_CONFLICT',
-          `exactly-once delivery: transactional id ${transactionalId} already publishes for slot ${w.slot} (relay ${w.relayId}); two slots on one transactional id would fence each other`,
-          {
-            hint: `give each slot its own --transactional-id (the default outbox-tail-<slot> is unique per slot)`,
-          },
-        );
-      }
-    }
-    const own = latest.get(slot) ?? null;
-    if (own && own.transactionalId !== transactionalId) {
-      this.options.logger.warn(
-        { event: 'transactional-id-changed', previous: own.transactionalId, transactionalId },
-        'the slot was published under another transactional id: a relay still running with it is not fenced',
-      );
-    }
-    return own;
-  }
-
-  /** Every key's last committed value, read with read_committed up to the offsets fetched before. */
-  private async readCompacted(topic: string, ends: Map<number, bigint>): Promise<Map<string, Watermark>> {
-    const groupId = `outbox-tail-watermark-${this.options.slot}-${process.pid}-${Date.now()}`;
-    const consumer = this.kafka.consumer({ groupId, readUncommitted: false, maxWaitTimeInMs: 200, allowAutoTopicCreation: false });
-    const latest = new Map<string, Watermark>();
-    const pending = new Set(ends.keys());
-    let done!: () => void;
-    const reached = new Promise<void>((resolve) => (done = resolve));
-    const progress = (partition: number, lastOffset: string) => {
-      if (BigInt(lastOffset) + 1n >= ends.get(partition)!) pending.delete(partition);
-      if (pending.size === 0) done();
-    };
-    // Control records (commit and abort markers) reach no handler; kafkajs reports the batches they end as processed.
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => progress(payload.partition, payload.lastOffset));
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ partition, message }) => {
-          const key = message.key?.toString();
-          if (key !== undefined) {
-            if (message.value === null) latest.delete(key);
-            else latest.set(key, decodeWatermark(message.value, `${topic} partition ${partition} offset ${message.offset}`));
-          }
-          progress(partition, message.offset);
-        },
-      });
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new OutboxTailError('KAFKA_ERROR', `reading the offsets topic ${topic}: its end was not reached within ${WATERMARK_READ_TIMEOUT_MS / 1000} s`, {
-                retriable: true,
-              }),
-            ),
-          WATERMARK_READ_TIMEOUT_MS,
-        );
-      });
-      try {
-        await Promise.race([reached, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-      return latest;
-    } catch (error) {
-      throw classifyKafkaError(error, `reading the watermark from ${topic}`);
-    } finally {
-      await consumer.disconnect().catch(() => undefined);
-      const admin = this.kafka.admin();
-      await admin
-        .connect()
-        .then(() => admin.deleteGroups([groupId]))
-        .catch(() => undefined)
-        .finally(() => admin.disconnect().catch(() => undefined));
-    }
+  readWatermark(): Promise<Watermark | null> {
+    const { offsetsTopic, slot, transactionalId, logger } = this.options;
+    return readWatermark(this.kafka, { offsetsTopic, slot, transactionalId, logger });
   }
 
   private async begin(lane: Lane): Promise<KafkaTransaction> {
