@@ -8,14 +8,8 @@ import type { Transaction } from '../outbox-event.js';
 import { endsTransaction, keepKafkaTransactionOpen, shouldWaitForFullerBatch, transactionalBatchSize } from './batching.js';
 import { malformedRowError } from './malformed-policy.js';
 import { isTooLarge, PublishQueue, type ExactlyOnceOptions, type PublishingStageOptions } from './publish-queue.js';
-
-/** Records sent in the open Kafka transaction, acknowledged when it commits: no payloads kept, one run per transaction and topic. */
-interface UncommittedRun {
-  readonly txn: Transaction;
-  readonly topic: string;
-  readonly deadLetter: boolean;
-  count: number;
-}
+import { SealedCommit } from './sealed-commit.js';
+import { acknowledgeRuns, addToRuns, type UncommittedRun } from './uncommitted-runs.js';
 
 /**
  * Exactly-once on an idle outbox: how often the position a keepalive allowed
@@ -42,15 +36,8 @@ export class ExactlyOncePublisher extends PublishQueue {
   private lastBatch = { messages: 0, bytes: 0 };
   private uncommittedCount = 0;
   private lastSent: Transaction | null = null;
-  /**
-   * The sealed Kafka transaction whose EndTxn is pending (its records not yet
-   * acknowledged): resolves once they are, rejects if EndTxn failed. At most
-   * one: the next seal waits for it.
-   */
-  private sealed: Promise<void> | null = null;
-  /** The sealed Kafka transaction's EndTxn has not settled yet (known without awaiting it). */
-  private sealedPending = false;
-  private commitFailure: unknown = null;
+  /** The sealed Kafka transaction whose EndTxn is pending, if any. */
+  private readonly sealedCommit = new SealedCommit(() => this.wake?.());
   /** When the open Kafka transaction got its first records. */
   private openedAt = 0;
   private skipped = 0;
@@ -88,7 +75,7 @@ export class ExactlyOncePublisher extends PublishQueue {
     const eo = this.eo;
     const { limits, logger, counters } = this.options;
     while (!this.aborted) {
-      if (this.commitFailure) throw this.commitFailure;
+      if (this.sealedCommit.failure) throw this.sealedCommit.failure;
       this.skipPublished(eo);
       if (await this.commitIfComplete(eo)) continue;
       if (this.queue.length === 0) {
@@ -194,22 +181,7 @@ export class ExactlyOncePublisher extends PublishQueue {
     this.uncommitted = [];
     this.uncommittedCount = 0;
     this.lastSent = null;
-    this.sealedPending = true;
-    const settled = sealed.committed.then(
-      () => {
-        this.sealedPending = false;
-        this.afterCommit(last, runs);
-      },
-      (error: unknown) => {
-        this.sealedPending = false;
-        this.commitFailure ??= error;
-        this.wake?.();
-        throw error;
-      },
-    );
-    // Awaited by settle() or reported through commitFailure: never an unhandled rejection.
-    settled.catch(() => undefined);
-    this.sealed = settled;
+    this.sealedCommit.track(sealed, () => this.afterCommit(last, runs));
   }
 
   /**
@@ -220,15 +192,11 @@ export class ExactlyOncePublisher extends PublishQueue {
    * coordinator writes its transaction log (EndTxn took 2-200 ms in the bench).
    */
   private sendWhileSealing(queued: number): boolean {
-    return this.sealedPending && queued > 0;
+    return this.sealedCommit.pending && queued > 0;
   }
 
-  /** Waits until the sealed Kafka transaction, if any, committed and its records are acknowledged; rejects if it failed. */
-  private async settle(): Promise<void> {
-    const sealed = this.sealed;
-    if (!sealed) return;
-    await sealed;
-    if (this.sealed === sealed) this.sealed = null;
+  private settle(): Promise<void> {
+    return this.sealedCommit.settle();
   }
 
   /** The watermark of a Kafka transaction whose last PostgreSQL transaction is `last` (complete) and that holds `count` records. */
@@ -240,17 +208,7 @@ export class ExactlyOncePublisher extends PublishQueue {
   private afterCommit(last: Transaction, runs: readonly UncommittedRun[]): void {
     this.published = Lsn.max(this.published, last.endLsn!);
     this.lastCommitAt = Date.now();
-    const { counters, acks } = this.options;
-    counters.kafkaTransactions++;
-    let previous: Transaction | null = null;
-    for (const run of runs) {
-      if (run.txn !== previous) counters.kafkaTransactionsPgTransactions++;
-      previous = run.txn;
-      for (let i = 0; i < run.count; i++) counters.onPublished?.(run.topic, run.txn.commitTime, run.deadLetter);
-      if (run.deadLetter) counters.deadLettered += run.count;
-      else counters.recordsPublished += run.count;
-      acks.acknowledged(run.txn, run.count);
-    }
+    acknowledgeRuns(runs, this.options.counters, this.options.acks);
   }
 
   /** Waits for work; on an idle outbox, turns a keepalive position into a watermark now and then. */
@@ -271,11 +229,7 @@ export class ExactlyOncePublisher extends PublishQueue {
     for (let i = 0; i < count; i++) {
       const entry = this.queue.shift()!;
       this.queuedBytes -= entry.bytes;
-      const topic = entry.record!.topic;
-      const deadLetter = entry.event === null || entry.deadLettered;
-      const run = this.uncommitted[this.uncommitted.length - 1];
-      if (run && run.txn === entry.txn && run.topic === topic && run.deadLetter === deadLetter) run.count++;
-      else this.uncommitted.push({ txn: entry.txn, topic, deadLetter, count: 1 });
+      addToRuns(this.uncommitted, entry.txn, entry.record!.topic, entry.event === null || entry.deadLettered);
       this.uncommittedCount++;
       this.lastSent = entry.txn;
     }
