@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The timing rules of a CI run, sourced by .ci/run (and by test/unit/ci-budget.test.ts, which proves them):
+# The timing rules of a CI run, sourced by .ci/run (and by test/unit/tooling/ci-budget.test.ts, which proves them):
 #   - a step that fails fails the run;
 #   - a step still running at twice its limit is stopped and fails the run (a hang is found before the hard limit);
 #   - a step past its limit, and a run past its budget, are reported loudly and do NOT fail the run: the budget is a

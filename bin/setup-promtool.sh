@@ -14,7 +14,7 @@
 #   OUTBOX_TAIL_PROMTOOL       use this promtool instead (printed as is, after a --version check)
 #   OUTBOX_TAIL_PROMTOOL_FROM  debian (default where apt-get exists) or go (build from the Go module)
 #
-# Used by test/unit/prometheus-rules.test.ts; by hand: "$(bin/setup-promtool.sh)" test rules deploy/prometheus/*.test.yml
+# Used by test/unit/observability/prometheus-rules.test.ts; by hand: "$(bin/setup-promtool.sh)" test rules deploy/prometheus/*.test.yml
 set -euo pipefail
 
 # Prometheus 3.16.0: the Go module versions Prometheus v3.X.Y as v0.3XX.Y.

@@ -2,7 +2,7 @@
  * The arithmetic of the `shards` scenario (run-bench.ts --shards 1,2,4): from
  * what was sampled around one catch-up of N relays (one per shard, all spawned
  * at once on the same backlog), the figures of the JSON's `shards` entries.
- * Pure, so test/unit/shard-figures.test.ts checks it without servers.
+ * Pure, so test/unit/tooling/shard-figures.test.ts checks it without servers.
  */
 
 /** What the bench sampled around one N: wall-clock times in ms since the epoch, CPU in seconds (user + system, /proc). */

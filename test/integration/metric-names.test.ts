@@ -2,7 +2,7 @@
  * Every metric name the shipped Prometheus rules (deploy/prometheus/outbox-tail.rules.yml) and the Grafana dashboard
  * (deploy/grafana/outbox-tail.json) use is one a running relay exports on /metrics: the real daemon against the
  * stack's PostgreSQL and Kafka, scraped after rows flowed and the slot was polled. A rule on a misspelled name would
- * never fire; test/unit/prometheus-rules.test.ts shows the same check catching one.
+ * never fire; test/unit/observability/prometheus-rules.test.ts shows the same check catching one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../dev/stack/process.js';

@@ -1,6 +1,6 @@
 /**
  * deploy/kubernetes/ as parsed objects, for the manifest checks
- * (test/unit/kubernetes-manifests.test.ts) and for rendering what
+ * (test/unit/tooling/kubernetes-manifests.test.ts) and for rendering what
  * `podman kube play` runs (test/containers/kubernetes-manifests.test.ts).
  */
 import { readFileSync, readdirSync } from 'node:fs';
