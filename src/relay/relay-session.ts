@@ -69,6 +69,15 @@ export interface RelaySessionOptions {
   messageMapper?: MessageMapper;
 }
 
+/** The wired stages of one session. */
+interface Stages {
+  readonly checkpointer: Checkpointer;
+  readonly source: ReplicationSource;
+  readonly publisher: PublishQueue;
+  readonly exactlyOnce: ExactlyOncePublisher | null;
+  readonly status: StatusSender;
+}
+
 /**
  * One replication session: source -> decoder -> assembler -> publishing stage
  * -> sink, with the checkpointer tracking every transaction and the status
@@ -82,6 +91,8 @@ export class RelaySession {
   private publisher: PublishQueue | null = null;
   private status: StatusSender | null = null;
   private heartbeat: Heartbeat | null = null;
+  /** Exactly-once: the watermark's LSN at start; everything up to it is in Kafka already. */
+  private startLsn = Lsn.of(0n);
   private stopRequested = false;
   private failure: OutboxTailError | null = null;
   private failResolve!: (error: OutboxTailError) => void;
@@ -96,115 +107,16 @@ export class RelaySession {
 
   /** Resolves after a requested stop drained and confirmed; rejects with the session's failure. */
   async run(): Promise<void> {
-    const { settings: config, sink, stats } = this.options;
-    const checkpointer = this.options.checkpointerFactory?.() ?? new Checkpointer();
-    const transactional = isTransactional(sink) ? sink : null;
-    stats.frontier = checkpointer;
+    const { sink, stats } = this.options;
     try {
-      const source = new ReplicationSource({
-        connection: this.options.connection,
-        slot: config.slot,
-        publication: config.publication,
-        messages: config.source !== 'table',
-        logger: this.log,
-        onMessage: (message) => assembler.push(message),
-        onKeepalive: (lsn, replyRequested) => {
-          checkpointer.keepalive(lsn);
-          if (replyRequested) status.reply();
-        },
-      });
-      const assembler = new TransactionAssembler(
-        new RowMapper(columnMapping(config), config.table),
-        {
-          begin: (txn) => checkpointer.begin(txn),
-          item: (item) => publisher.enqueue(item),
-          commit: (txn) => {
-            checkpointer.committed(txn);
-            publisher.committed(txn);
-          },
-        },
-        {
-          source: config.source,
-          messagePrefix: config.messagePrefix,
-          ...(this.options.messageMapper ? { mapMessage: this.options.messageMapper } : {}),
-        },
-      );
-      const publishing: PublishingStageOptions = {
-        sink,
-        builder: createRecordBuilder(config),
-        limits: config,
-        policies: badRowPolicies(config),
-        flow: source,
-        acks: checkpointer,
-        confirm: () => status.flush(),
-        counters: stats,
-        logger: this.log,
-        valueEncoder: config.valueEncoder ?? null,
-      };
-      const exactlyOnce = transactional
-        ? new ExactlyOncePublisher(publishing, { sink: transactional, skipRule: this.options.skipRule ?? alreadyPublished, frontier: checkpointer })
-        : null;
-      const publisher = exactlyOnce ?? new AtLeastOncePublisher(publishing);
-      // Exactly-once: never confirm past the last watermark in a committed Kafka transaction (the watermark rule),
-      // nor past the ack frontier (rule 1); everything up to the start watermark is in Kafka already.
-      const frontier: ConfirmFrontier = exactlyOnce
-        ? {
-            get safeLsn(): Lsn {
-              const published: Lsn = exactlyOnce.publishedLsn;
-              const acked: Lsn = checkpointer.safeLsn;
-              return acked < published ? Lsn.max(acked, startLsn) : published;
-            },
-            get completed(): number {
-              return checkpointer.completed;
-            },
-          }
-        : checkpointer;
-      let startLsn = Lsn.of(0n);
-      const status = new StatusSender({
-        channel: source,
-        frontier,
-        counters: stats,
-        statusIntervalMs: config.statusIntervalMs,
-        replicationTimeoutMs: config.replicationTimeoutMs,
-        slot: config.slot,
-        logger: this.log,
-        onDead: (error) => this.fail(error),
-      });
-      this.source = source;
-      this.publisher = publisher;
-      this.status = status;
+      const stages = this.wireStages();
+      stats.frontier = stages.checkpointer;
+      this.source = stages.source;
+      this.publisher = stages.publisher;
+      this.status = stages.status;
       if (this.stopRequested) this.stop();
-      void source.ended.then((error) => error && this.fail(error));
-
-      // The slot first: a standby (slot held elsewhere) never opens a Kafka producer.
-      await this.unlessFailed(source.start());
-      // Status updates from now on, even while the producer connects (wal_sender_timeout).
-      status.start();
-      await this.unlessFailed(sink.connect());
-      if (transactional && exactlyOnce) {
-        const watermark = await this.unlessFailed(transactional.readWatermark());
-        await this.unlessFailed(this.checkSlotPosition(watermark));
-        exactlyOnce.startFrom(watermark);
-        startLsn = watermark?.lsn ?? startLsn;
-        this.log.info(
-          { event: 'watermark', lsn: watermark ? Lsn.format(watermark.lsn) : null, relayId: watermark?.relayId ?? null },
-          watermark ? 'exactly-once: resuming after the watermark' : 'exactly-once: no watermark for this slot yet',
-        );
-        // Confirm the watermark now: PostgreSQL need not replay what Kafka already holds.
-        if (watermark) void status.flush().catch(() => undefined);
-      }
-      this.heartbeat = new Heartbeat({
-        config: { ...this.options.pg, heartbeatIntervalMs: config.heartbeatIntervalMs, messagePrefix: config.messagePrefix },
-        idleForMs: () => source.streamIdleForMs,
-        logger: this.log,
-      });
-      this.heartbeat.start();
-      this.log.info({ event: 'streaming' }, 'replication started');
-      stats.state = 'streaming';
-      this.options.onStreaming?.();
-      await this.unlessFailed(publisher.run());
-      const { lsn, serverReplied } = await status.flush();
-      this.log.info({ event: 'drained', lsn: Lsn.format(lsn), serverReplied }, 'in-flight records published and confirmed');
+      void stages.source.ended.then((error) => error && this.fail(error));
+      await this.stream(stages);
     } catch (error) {
       throw OutboxTailError.is(error) ? error : this.classify(error);
     } finally {
@@ -213,6 +125,124 @@ export class RelaySession {
       await this.source?.stop();
       await sink.disconnect();
     }
+  }
+
+  /**
+   * The stages of one session, declared in stream order: source (with the
+   * decoder) -> assembler -> publisher (-> sink) -> status sender, each
+   * checkpointed by the checkpointer. A stage hands its output to the next
+   * through `downstream`, bound once all exist; nothing else runs here.
+   */
+  private wireStages(): Stages {
+    const { settings: config, sink, stats } = this.options;
+    const checkpointer = this.options.checkpointerFactory?.() ?? new Checkpointer();
+    const downstream: { assembler?: TransactionAssembler; publisher?: PublishQueue; status?: StatusSender } = {};
+
+    const source = new ReplicationSource({
+      connection: this.options.connection,
+      slot: config.slot,
+      publication: config.publication,
+      messages: config.source !== 'table',
+      logger: this.log,
+      onMessage: (message) => downstream.assembler!.push(message),
+      onKeepalive: (lsn, replyRequested) => {
+        checkpointer.keepalive(lsn);
+        if (replyRequested) downstream.status!.reply();
+      },
+    });
+    const assembler = new TransactionAssembler(
+      new RowMapper(columnMapping(config), config.table),
+      {
+        begin: (txn) => checkpointer.begin(txn),
+        item: (item) => downstream.publisher!.enqueue(item),
+        commit: (txn) => {
+          checkpointer.committed(txn);
+          downstream.publisher!.committed(txn);
+        },
+      },
+      { source: config.source, messagePrefix: config.messagePrefix, ...(this.options.messageMapper ? { mapMessage: this.options.messageMapper } : {}) },
+    );
+    const publishing: PublishingStageOptions = {
+      sink,
+      builder: createRecordBuilder(config),
+      limits: config,
+      policies: badRowPolicies(config),
+      flow: source,
+      acks: checkpointer,
+      confirm: () => downstream.status!.flush(),
+      counters: stats,
+      logger: this.log,
+      valueEncoder: config.valueEncoder ?? null,
+    };
+    const transactional = isTransactional(sink) ? sink : null;
+    const exactlyOnce = transactional
+      ? new ExactlyOncePublisher(publishing, { sink: transactional, skipRule: this.options.skipRule ?? alreadyPublished, frontier: checkpointer })
+      : null;
+    const publisher = exactlyOnce ?? new AtLeastOncePublisher(publishing);
+    const status = new StatusSender({
+      channel: source,
+      frontier: exactlyOnce ? this.watermarkFrontier(checkpointer, exactlyOnce) : checkpointer,
+      counters: stats,
+      statusIntervalMs: config.statusIntervalMs,
+      replicationTimeoutMs: config.replicationTimeoutMs,
+      slot: config.slot,
+      logger: this.log,
+      onDead: (error) => this.fail(error),
+    });
+    Object.assign(downstream, { assembler, publisher, status });
+    return { checkpointer, source, publisher, exactlyOnce, status };
+  }
+
+  /**
+   * Exactly-once: never confirm past the last watermark in a committed Kafka transaction (the watermark rule), nor past
+   * the ack frontier (rule 1); everything up to the start watermark is in Kafka already.
+   */
+  private watermarkFrontier(checkpointer: Checkpointer, publisher: ExactlyOncePublisher): ConfirmFrontier {
+    const startLsn = () => this.startLsn;
+    return {
+      get safeLsn(): Lsn {
+        const published: Lsn = publisher.publishedLsn;
+        const acked: Lsn = checkpointer.safeLsn;
+        return acked < published ? Lsn.max(acked, startLsn()) : published;
+      },
+      get completed(): number {
+        return checkpointer.completed;
+      },
+    };
+  }
+
+  /** Runs the wired stages: the slot first, then the sink (and, exactly-once, its watermark), the heartbeat, then publishing until stopped. */
+  private async stream({ source, publisher, exactlyOnce, status }: Stages): Promise<void> {
+    const { settings: config, sink, stats } = this.options;
+    // The slot first: a standby (slot held elsewhere) never opens a Kafka producer.
+    await this.unlessFailed(source.start());
+    // Status updates from now on, even while the producer connects (wal_sender_timeout).
+    status.start();
+    await this.unlessFailed(sink.connect());
+    if (exactlyOnce && isTransactional(sink)) {
+      const watermark = await this.unlessFailed(sink.readWatermark());
+      await this.unlessFailed(this.checkSlotPosition(watermark));
+      exactlyOnce.startFrom(watermark);
+      this.startLsn = watermark?.lsn ?? this.startLsn;
+      this.log.info(
+        { event: 'watermark', lsn: watermark ? Lsn.format(watermark.lsn) : null, relayId: watermark?.relayId ?? null },
+        watermark ? 'exactly-once: resuming after the watermark' : 'exactly-once: no watermark for this slot yet',
+      );
+      // Confirm the watermark now: PostgreSQL need not replay what Kafka already holds.
+      if (watermark) void status.flush().catch(() => undefined);
+    }
+    this.heartbeat = new Heartbeat({
+      config: { ...this.options.pg, heartbeatIntervalMs: config.heartbeatIntervalMs, messagePrefix: config.messagePrefix },
+      idleForMs: () => source.streamIdleForMs,
+      logger: this.log,
+    });
+    this.heartbeat.start();
+    this.log.info({ event: 'streaming' }, 'replication started');
+    stats.state = 'streaming';
+    this.options.onStreaming?.();
+    await this.unlessFailed(publisher.run());
+    const { lsn, serverReplied } = await status.flush();
+    this.log.info({ event: 'drained', lsn: Lsn.format(lsn), serverReplied }, 'in-flight records published and confirmed');
   }
 
   /** Stop reading, publish what is queued, confirm, close. */

@@ -1,4 +1,3 @@
-import { OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { Lsn } from '../../shared/lsn.js';
 import { PgTimestamp } from '../../postgres/pg-timestamp.js';
 import type { Sealed, WatermarkPosition } from '../../sink/sink.js';
@@ -7,6 +6,7 @@ import type { Watermark } from '../../sink/watermark.js';
 import type { Transaction } from '../outbox-event.js';
 import { endsTransaction, keepKafkaTransactionOpen, shouldWaitForFullerBatch, transactionalBatchSize } from './batching.js';
 import { malformedRowError } from './malformed-policy.js';
+import { oversizeInTransactionError } from './oversize-policy.js';
 import { isTooLarge, PublishQueue, type ExactlyOnceOptions, type PublishingStageOptions } from './publish-queue.js';
 import { SealedCommit } from './sealed-commit.js';
 import { acknowledgeRuns, addToRuns, type UncommittedRun } from './uncommitted-runs.js';
@@ -17,6 +17,11 @@ import { acknowledgeRuns, addToRuns, type UncommittedRun } from './uncommitted-r
  * confirmed past other tables' WAL without ever passing the watermark.
  */
 const KEEPALIVE_WATERMARK_INTERVAL_MS = 10_000;
+
+/** The watermark of a Kafka transaction whose last PostgreSQL transaction is `last` (complete) and that holds `count` records. */
+function watermarkOf(last: Transaction, count: number): WatermarkPosition {
+  return { lsn: last.endLsn!, commitLsn: last.commitLsn, commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(), count };
+}
 
 /**
  * --delivery exactly-once (docs/architecture.md#exactly-once): batches are cut
@@ -119,14 +124,10 @@ export class ExactlyOncePublisher extends PublishQueue {
       try {
         if (commitWith) {
           await this.settle();
-          sealed = await eo.sink.seal(this.watermarkOf(last, this.uncommittedCount + count), records);
+          sealed = await eo.sink.seal(watermarkOf(last, this.uncommittedCount + count), records);
         } else await eo.sink.send(records);
       } catch (error) {
-        if (!isTooLarge(error)) throw error;
-        throw new OutboxTailError('MESSAGE_TOO_LARGE', (error as Error).message, {
-          hint: "exactly-once delivery cannot dead-letter a record inside a Kafka transaction: raise the broker's or topic's max.message.bytes, or publish that row with --delivery at-least-once",
-          cause: error,
-        });
+        throw isTooLarge(error) ? oversizeInTransactionError(error) : error;
       }
       this.moveToUncommitted(count);
       this.lastBatch = { messages: count, bytes };
@@ -167,7 +168,7 @@ export class ExactlyOncePublisher extends PublishQueue {
     if (!now && !this.draining && keepKafkaTransactionOpen(this.inFlight(), Date.now() - this.openedAt, this.options.limits, this.lastBatch)) return false;
     if (!now && !this.draining && this.sendWhileSealing(this.queue.length)) return false;
     await this.settle();
-    this.untilCommitted(last, await eo.sink.seal(this.watermarkOf(last, this.uncommittedCount)));
+    this.untilCommitted(last, await eo.sink.seal(watermarkOf(last, this.uncommittedCount)));
     return true;
   }
 
@@ -197,11 +198,6 @@ export class ExactlyOncePublisher extends PublishQueue {
 
   private settle(): Promise<void> {
     return this.sealedCommit.settle();
-  }
-
-  /** The watermark of a Kafka transaction whose last PostgreSQL transaction is `last` (complete) and that holds `count` records. */
-  private watermarkOf(last: Transaction, count: number): WatermarkPosition {
-    return { lsn: last.endLsn!, commitLsn: last.commitLsn, commitTime: new Date(PgTimestamp.toUnixMs(last.commitTime)).toISOString(), count };
   }
 
   /** The Kafka transaction ending with `last` committed: acknowledge its records (the checkpointer may confirm them now). */

@@ -33,3 +33,11 @@ export function oversizeError(record: OversizeRecord, cause: unknown): OutboxTai
     },
   );
 }
+
+/** Exactly-once: a record Kafka refuses as too large cannot be dead-lettered from inside a Kafka transaction; the relay halts. */
+export function oversizeInTransactionError(cause: unknown): OutboxTailError {
+  return new OutboxTailError('MESSAGE_TOO_LARGE', (cause as Error).message, {
+    hint: "exactly-once delivery cannot dead-letter a record inside a Kafka transaction: raise the broker's or topic's max.message.bytes, or publish that row with --delivery at-least-once",
+    cause,
+  });
+}
