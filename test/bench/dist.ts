@@ -15,11 +15,10 @@ async function load<T>(path: string): Promise<T> {
   return (await import(pathToFileURL(file).href)) as T;
 }
 
-export const runDaemonModule = () => load<typeof import('../../src/commands/run/run-daemon.js')>('cli/run-daemon.js');
+export const runDaemonModule = () => load<typeof import('../../src/commands/run/run-daemon.js')>('commands/run/run-daemon.js');
 export const resolveConfigModule = () => load<typeof import('../../src/config/resolve-config.js')>('config/resolve-config.js');
-export const kafkaSinkModule = () => load<typeof import('../../src/sink/kafkajs/kafka-sink.js')>('kafka-clients/kafkajs/kafka-sink.js');
-export const platformaticSinkModule = () =>
-  load<typeof import('../../src/sink/platformatic/platformatic-sink.js')>('kafka-clients/platformatic/platformatic-sink.js');
+export const kafkaSinkModule = () => load<typeof import('../../src/sink/kafkajs/kafka-sink.js')>('sink/kafkajs/kafka-sink.js');
+export const platformaticSinkModule = () => load<typeof import('../../src/sink/platformatic/platformatic-sink.js')>('sink/platformatic/platformatic-sink.js');
 
 /**
  * The relay's sink for `client` (kafkajs or platformatic), compiled, with the
@@ -39,4 +38,5 @@ export async function benchSink(client: string, brokers: string[], clientId: str
   if (client === 'kafkajs') return new (await kafkaSinkModule()).KafkaSink(options);
   throw new Error(`unknown Kafka client ${client}`);
 }
-export const recordBuilderModule = () => load<typeof import('../../src/pipeline/publish/record-format/record-builder.js')>('record-format/record-builder.js');
+export const recordBuilderModule = () =>
+  load<typeof import('../../src/pipeline/publish/record-format/record-builder.js')>('pipeline/publish/record-format/record-builder.js');

@@ -73,6 +73,7 @@ export type RelayVariant =
   | 'recover-without-backfill'
   // broken-pipeline.ts's:
   | 'pipeline-resend-behind'
+  | 'wrapper-forgets-in-flight'
   // broken-value-encoder.ts's:
   | 'encode-json-when-registry-down'
   // broken-zoo.ts's (the regression zoo):

@@ -60,6 +60,21 @@ class ResendBehindSink implements Sink {
   }
 }
 
+/**
+ * A sink wrapper written member by member that forgot maxInFlightRequests: what
+ * the tracing sink was before the decorator mechanism (with tracing on,
+ * --max-in-flight-requests was silently 1). Nothing is lost; only the depth is.
+ */
+function forgetsInFlight(inner: Sink): Sink {
+  return {
+    connect: () => inner.connect(),
+    disconnect: () => inner.disconnect(),
+    metadata: (topics?: readonly string[]) => inner.metadata(topics),
+    send: (records: readonly SinkRecord[]) => inner.send(records),
+  };
+}
+
 export const PIPELINE_VARIANTS: Record<string, { sinkFactory: SinkFactory }> = {
   'pipeline-resend-behind': { sinkFactory: (settings, logger) => new ResendBehindSink(createKafkaSink(settings, logger)) },
+  'wrapper-forgets-in-flight': { sinkFactory: (settings, logger) => forgetsInFlight(createKafkaSink(settings, logger)) },
 };
