@@ -1,6 +1,7 @@
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { classifyKafkaError } from './kafka-errors.js';
+import { withKafkaAdmin } from './with-kafka-admin.js';
 
 /** One partition's offsets to read: from `start` (inclusive) to `end` (exclusive, an end fetched before reading). */
 export interface PartitionRange {
@@ -89,11 +90,7 @@ export async function readTopicRange(
   } finally {
     clearInterval(timer);
     await consumer.disconnect().catch(() => undefined);
-    const admin = kafka.admin();
-    await admin
-      .connect()
-      .then(() => admin.deleteGroups([groupId]))
-      .catch(() => undefined)
-      .finally(() => admin.disconnect().catch(() => undefined));
+    // The throwaway group is removed; failing to is harmless (it expires).
+    await withKafkaAdmin(kafka, null, (admin) => admin.deleteGroups([groupId])).catch(() => undefined);
   }
 }

@@ -9,6 +9,7 @@ import type { ClusterMetadata, Sink } from '../sink.js';
 import type { SinkRecord } from '../sink-record.js';
 import { topicMessages } from './topic-messages.js';
 import { connectionConfig } from '../../kafka/kafkajs/connection-config.js';
+import { withKafkaAdmin } from '../../kafka/kafkajs/with-kafka-admin.js';
 
 /**
  * kafkajs warns at every producer start because retries are bounded. They are
@@ -109,18 +110,12 @@ export class KafkaSink implements Sink {
       logLevel: KafkaLogLevel.NOTHING,
       retry: { retries: 2 },
     });
-    const admin = kafka.admin();
-    try {
-      await admin.connect();
+    return withKafkaAdmin(kafka, `cannot reach Kafka brokers ${this.options.brokers.join(',')}`, async (admin) => {
       const { brokers } = await admin.describeCluster();
       const existing = new Set(topics.length > 0 ? await admin.listTopics() : []);
       const wanted = topics.filter((t) => existing.has(t));
       const described = wanted.length > 0 ? (await admin.fetchTopicMetadata({ topics: wanted })).topics : [];
       return { brokers: brokers.length, topics: new Map(described.map((t) => [t.name, t.partitions.length])) };
-    } catch (error) {
-      throw classifyKafkaError(error, `cannot reach Kafka brokers ${this.options.brokers.join(',')}`);
-    } finally {
-      await admin.disconnect().catch(() => undefined);
-    }
+    });
   }
 }
