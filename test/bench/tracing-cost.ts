@@ -22,6 +22,7 @@ import type { Sink } from '../../src/sink/sink.js';
 import { parseTraceparent, traceHeadersOf } from '../../src/observability/tracing/trace-context.js';
 import { tracingDecorator } from '../../src/observability/tracing/tracing-decorator.js';
 import { decorateSink } from '../../src/sink/sink-decorator.js';
+import { fakeSink } from '../support/fake-sinks.js';
 
 export interface TracingCostResult {
   events: number;
@@ -41,16 +42,10 @@ const BATCH = 500;
 /** A batch every 10 ms: 50,000 events/s, about what one relay publishes at its best (docs/performance.md). */
 const PACE_MS = 10;
 
-class CountingSink implements Sink {
-  records = 0;
-  async connect(): Promise<void> {}
-  async disconnect(): Promise<void> {}
-  async metadata(): Promise<{ brokers: number; topics: Map<string, number> }> {
-    return { brokers: 1, topics: new Map() };
-  }
-  async send(records: readonly SinkRecord[]): Promise<void> {
-    this.records += records.length;
-  }
+/** A sink that acknowledges at once and counts what it was given. */
+function countingSink(): Sink & { readonly count: () => number } {
+  let records = 0;
+  return Object.assign(fakeSink({ send: async (batch) => void (records += batch.length) }), { count: () => records });
 }
 
 function records(events: number): SinkRecord[][] {
@@ -119,19 +114,19 @@ export async function tracingCost(log: (line: string) => void, events = 100_000)
     }
   };
   // Warm up every path once, then measure each.
-  await run(new CountingSink());
-  await run(decorateSink(new CountingSink(), tracingDecorator(api, tracer)));
+  await run(countingSink());
+  await run(decorateSink(countingSink(), tracingDecorator(api, tracer)));
   await provider.forceFlush();
   exported = 0;
 
-  const untraced = await cpuUs(() => run(new CountingSink()));
+  const untraced = await cpuUs(() => run(countingSink()));
   const perRecord = await cpuUs(async () => {
-    await run(decorateSink(new CountingSink(), tracingDecorator(api, tracer)));
+    await run(decorateSink(countingSink(), tracingDecorator(api, tracer)));
     await provider.forceFlush();
   });
   const spansPerRecord = exported;
   // The alternative: one span per send, the records' writer spans as links (a span has one parent).
-  const perBatchSink = new CountingSink();
+  const perBatchSink = countingSink();
   const perBatch = await cpuUs(async () => {
     for (const batch of batches) {
       const links = batch.flatMap((r) => {

@@ -5,8 +5,9 @@ import { registerConsumerMetrics } from '../../../src/observability/consumer-met
 import { createRelayMetrics } from '../../../src/observability/relay-metrics.js';
 import { RelayStats } from '../../../src/pipeline/relay-stats.js';
 import { Lsn } from '../../../src/shared/lsn.js';
-import type { Sink, TransactionalSink } from '../../../src/sink/sink.js';
+import type { TransactionalSink } from '../../../src/sink/sink.js';
 import type { SinkRecord } from '../../../src/sink/sink-record.js';
+import { fakeSink, fakeTransactionalSink } from '../../support/fake-sinks.js';
 
 const PG_EPOCH_MS = 946_684_800_000;
 const micros = (unixMs: number) => BigInt(unixMs - PG_EPOCH_MS) * 1000n;
@@ -18,22 +19,6 @@ function sample(text: string, series: string): number | undefined {
 }
 
 const record = (topic: string, bytes = 100): SinkRecord => ({ topic, key: 'k', value: Buffer.from('v'), headers: {}, bytes });
-
-/** A transactional sink that accepts everything at once; `overrides` replace its methods. */
-function fakeTransactionalSink(overrides: Partial<TransactionalSink> = {}): TransactionalSink {
-  return {
-    transactional: true,
-    connect: async () => undefined,
-    disconnect: async () => undefined,
-    metadata: async () => ({ brokers: 1, topics: new Map() }),
-    send: async () => undefined,
-    readWatermark: async () => null,
-    commit: async () => undefined,
-    seal: async () => ({ committed: Promise.resolve() }),
-    abort: async () => undefined,
-    ...overrides,
-  };
-}
 
 describe('relay metrics', () => {
   it('reads RelayStats at scrape time and follows Prometheus naming', async () => {
@@ -100,14 +85,11 @@ describe('relay metrics', () => {
     const registry = new Registry();
     const metrics = createRelayMetrics(registry, new RelayStats());
     let fail = false;
-    const inner: Sink = {
-      connect: async () => undefined,
-      disconnect: async () => undefined,
-      metadata: async () => ({ brokers: 1, topics: new Map() }),
+    const inner = fakeSink({
       send: async () => {
         if (fail) throw new Error('broker down');
       },
-    };
+    });
     const sink = metrics.instrumentSink(inner);
     await sink.send([record('a', 1000), record('a', 1000), record('b', 1000)]);
     await sink.send([record('a', 500)]);

@@ -4,11 +4,11 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@open
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeOutboxEvent } from '../../../src/consumer/write-outbox-event.js';
 import type { SinkRecord } from '../../../src/sink/sink-record.js';
-import type { Sink } from '../../../src/sink/sink.js';
 import { contextFromHeaders, otelApiIfRegistered, parseTraceparent, traceHeadersOf } from '../../../src/observability/tracing/trace-context.js';
 import { tracingRequested } from '../../../src/observability/tracing/relay-tracing.js';
 import { tracingDecorator } from '../../../src/observability/tracing/tracing-decorator.js';
 import { decorateSink } from '../../../src/sink/sink-decorator.js';
+import { fakeSink } from '../../support/fake-sinks.js';
 
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -94,15 +94,12 @@ describe('trace context in headers', () => {
     exporter.reset();
     const sent: SinkRecord[] = [];
     let fail = false;
-    const inner: Sink = {
-      connect: async () => undefined,
-      disconnect: async () => undefined,
-      metadata: async () => ({ brokers: 1, topics: new Map() }),
+    const inner = fakeSink({
       send: async (records) => {
         if (fail) throw Object.assign(new Error('broker down'), { code: 'KAFKA_ERROR' });
         sent.push(...records);
       },
-    };
+    });
     const sink = decorateSink(inner, tracingDecorator(api, provider.getTracer('relay')));
     const record = (id: string, headers: Record<string, string>): SinkRecord => ({
       topic: 'outbox.event.order',

@@ -9,6 +9,7 @@ import { decorateSink } from '../../../src/sink/sink-decorator.js';
 import type { SinkRecord } from '../../../src/sink/sink-record.js';
 import { isTransactional, type Sink, type TransactionalSink } from '../../../src/sink/sink.js';
 import { Lsn } from '../../../src/shared/lsn.js';
+import { fakeSink } from '../../support/fake-sinks.js';
 
 const tracer = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() })] }).getTracer('relay');
 const metrics = () => createRelayMetrics(new Registry(), new RelayStats());
@@ -103,27 +104,18 @@ describe('sink decorators (metrics, tracing)', () => {
   });
 
   it('leaves an at-least-once sink at-least-once: no commit, seal or abort appears', () => {
-    const plain: Sink = {
-      connect: async () => {},
-      disconnect: async () => {},
-      metadata: async () => ({ brokers: 1, topics: new Map() }),
-      send: async () => {},
-    };
-    const outer = withTracing(withMetrics(plain));
+    const outer = withTracing(withMetrics(fakeSink()));
     expect(isTransactional(outer)).toBe(false);
     expect('commit' in outer || 'seal' in outer).toBe(false);
     expect(outer.maxInFlightRequests).toBeUndefined();
   });
 
   it('rejects as the sink below rejected, through every decorator', async () => {
-    const failing: Sink = {
-      connect: async () => {},
-      disconnect: async () => {},
-      metadata: async () => ({ brokers: 1, topics: new Map() }),
+    const failing = fakeSink({
       send: async () => {
         throw Object.assign(new Error('broker down'), { code: 'KAFKA_ERROR' });
       },
-    };
+    });
     await expect(
       withTracing(withMetrics(failing)).send([{ ...record, headers: { id: '1', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } }]),
     ).rejects.toMatchObject({
