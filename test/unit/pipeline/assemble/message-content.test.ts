@@ -1,16 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MessageContent, type MessageEnvelope, type ParsedMessageContent, type UnparsableContent } from '../../../../src/pipeline/assemble/message-content.js';
-import { decodePgoutput, type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { decodeRecorded, loadRecorded } from '../../../support/pgoutput-fixtures.js';
 
 // The envelope rules of message content v1 (src/pipeline/assemble/message-content.ts), one
 // rule per test: what a writer must send, what the relay refuses and with which
 // reason (the reason is what --on-malformed reports to the operator).
 
-type Recorded = Record<string, { lsn: string; hex: string }[]>;
-const recorded = JSON.parse(readFileSync(new URL('../../../fixtures/pgoutput-recorded-messages.json', import.meta.url), 'utf8')) as Recorded;
+const recorded = loadRecorded('pgoutput-recorded-messages');
 const recordedMessage = (scenario: string, index: number) => {
-  const message = decodePgoutput(Buffer.from(recorded[scenario]![index]!.hex, 'hex'));
+  const message = decodeRecorded(recorded, scenario, index);
   if (message.tag !== 'message') throw new Error(`${scenario}[${index}] is a ${message.tag}, not a message`);
   return message as Extract<PgoutputMessage, { tag: 'message' }>;
 };

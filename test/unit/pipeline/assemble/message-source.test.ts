@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../../../src/config/config-schema.js';
 import { buildOutboxMessage } from '../../../../src/consumer/write-outbox-event.js';
@@ -11,16 +10,16 @@ import { badRowPolicies } from '../../../../src/pipeline/publish/bad-row-policy.
 import { malformedRowError, malformedRowRecord } from '../../../../src/pipeline/publish/malformed-policy.js';
 import { heartbeatPrefix } from '../../../../src/pipeline/source/heartbeat.js';
 import { Lsn } from '../../../../src/shared/lsn.js';
-import { decodePgoutput, type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
 import { RecordBuilder } from '../../../../src/pipeline/publish/record-format/record-builder.js';
+import { decodeScenario, loadRecorded } from '../../../support/pgoutput-fixtures.js';
 
 // Bytes recorded from PostgreSQL 15 by test/fixtures/record-pgoutput-messages.sh:
 // outbox_tail.emit() (migrations/0003_emit_message.sql) next to a table row, a
 // hand-written v1 message, a rolled-back savepoint, a foreign prefix, a
 // non-transactional message.
-type Recorded = Record<string, { lsn: string; hex: string }[]>;
-const recorded = JSON.parse(readFileSync(new URL('../../../fixtures/pgoutput-recorded-messages.json', import.meta.url), 'utf8')) as Recorded;
-const decodeAll = (scenario: string): PgoutputMessage[] => recorded[scenario]!.map((m) => decodePgoutput(Buffer.from(m.hex, 'hex')));
+const recorded = loadRecorded('pgoutput-recorded-messages');
+const decodeAll = (scenario: string): PgoutputMessage[] => decodeScenario(recorded, scenario);
 type Of<T extends PgoutputMessage['tag']> = Extract<PgoutputMessage, { tag: T }>;
 
 function assemble(scenarios: string[], source: EventSource, messagePrefix = 'outbox-tail') {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OutboxTailError } from '../../../../src/shared/outbox-tail-error.js';
 import type { PipelineItem, Transaction } from '../../../../src/pipeline/outbox-event.js';
@@ -6,15 +5,13 @@ import { DEFAULT_OUTBOX_COLUMNS, type ColumnMapping } from '../../../../src/pipe
 import { RowMapper } from '../../../../src/pipeline/assemble/row-mapper.js';
 import { DEFAULT_MESSAGE_PREFIX } from '../../../../src/pipeline/assemble/message-content.js';
 import { TransactionAssembler, type AssemblerOptions } from '../../../../src/pipeline/assemble/transaction-assembler.js';
-import { decodePgoutput, type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { decodeRecorded, loadRecorded } from '../../../support/pgoutput-fixtures.js';
 
 // Out-of-sequence pgoutput streams, built from recorded messages: each is a
 // retriable PROTOCOL_ERROR (tear down, replay from the slot), never a guess.
-const fixtures = JSON.parse(readFileSync(new URL('../../../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
-  string,
-  { lsn: string; hex: string }[]
->;
-const msg = (scenario: string, index: number): PgoutputMessage => decodePgoutput(Buffer.from(fixtures[scenario]![index]!.hex, 'hex'));
+const fixtures = loadRecorded('pgoutput-recorded');
+const msg = (scenario: string, index: number): PgoutputMessage => decodeRecorded(fixtures, scenario, index);
 const A = (i: number) => msg('two_inserts_one_txn', i); // 0 Begin (xid 727), 1 Relation, 2-3 Insert, 4 Commit
 const B = (i: number) => msg('alter_table_then_insert_with_message', i); // 0 Begin (xid 729), 1 Relation, 2 Insert, 3 Message, 4 Commit
 const COLUMNS: ColumnMapping = DEFAULT_OUTBOX_COLUMNS;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MESSAGE_PREFIX, MessageContent } from '../../../../src/pipeline/assemble/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS } from '../../../../src/pipeline/assemble/outbox-columns.js';
@@ -8,16 +7,14 @@ import { TransactionAssembler, type AssemblerOptions } from '../../../../src/pip
 import { Lsn } from '../../../../src/shared/lsn.js';
 import { decodePgoutput, type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
 import { MESSAGE_VARIANTS } from '../../../support/broken-message-mapper.js';
+import { loadRecorded } from '../../../support/pgoutput-fixtures.js';
 
 // Which pgoutput messages become pipeline items, per --source and --message-prefix,
 // and what shape each item has. Recorded bytes for the table row
 // (test/fixtures/pgoutput-recorded.json), hand-built messages for the rest.
 
 type Of<T extends PgoutputMessage['tag']> = Extract<PgoutputMessage, { tag: T }>;
-const fixtures = JSON.parse(readFileSync(new URL('../../../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
-  string,
-  { lsn: string; hex: string }[]
->;
+const fixtures = loadRecorded('pgoutput-recorded');
 // 0 Begin (xid 727), 1 Relation public.outbox, 2-3 Insert, 4 Commit
 const recorded = fixtures.two_inserts_one_txn!.map((m) => decodePgoutput(Buffer.from(m.hex, 'hex')));
 const [BEGIN, RELATION, INSERT, , COMMIT] = recorded as [Of<'begin'>, Of<'relation'>, Of<'insert'>, Of<'insert'>, Of<'commit'>];

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { OutboxEvent, PipelineItem, Transaction } from '../../../../src/pipeline/outbox-event.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS } from '../../../../src/pipeline/assemble/outbox-columns.js';
@@ -7,12 +6,10 @@ import { DEFAULT_MESSAGE_PREFIX } from '../../../../src/pipeline/assemble/messag
 import { TransactionAssembler, type AssemblerOptions } from '../../../../src/pipeline/assemble/transaction-assembler.js';
 import { Lsn } from '../../../../src/shared/lsn.js';
 import { decodePgoutput } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { loadRecorded } from '../../../support/pgoutput-fixtures.js';
 
 const TABLE: AssemblerOptions = { source: 'table', messagePrefix: DEFAULT_MESSAGE_PREFIX };
-const fixtures = JSON.parse(readFileSync(new URL('../../../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
-  string,
-  { lsn: string; hex: string }[]
->;
+const fixtures = loadRecorded('pgoutput-recorded');
 
 function run(names: string[], columns = COLUMNS) {
   const log: string[] = [];

@@ -1,18 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { OutboxTailError } from '../../../../src/shared/outbox-tail-error.js';
 import { Lsn } from '../../../../src/shared/lsn.js';
 import { decodePgoutput, type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { decodeScenario, loadRecorded, recordedBytes } from '../../../support/pgoutput-fixtures.js';
 
 // Every message type outbox-tail can meet, on bytes recorded from PostgreSQL 15
 // (pgoutput-recorded.json: Begin, Relation, Insert, Message, Commit;
 // pgoutput-recorded-more.json, made by record-pgoutput-more.sh: Type, Origin,
 // Update, Delete, Truncate, unchanged TOAST, a non-transactional Message).
-type Recorded = Record<string, { lsn: string; hex: string }[]>;
-const load = (name: string) => JSON.parse(readFileSync(new URL(`../../../fixtures/${name}`, import.meta.url), 'utf8')) as Recorded;
-const recorded: Recorded = { ...load('pgoutput-recorded.json'), ...load('pgoutput-recorded-more.json') };
-const bytes = (scenario: string, index: number) => Buffer.from(recorded[scenario]![index]!.hex, 'hex');
-const decodeAll = (scenario: string): PgoutputMessage[] => recorded[scenario]!.map((m) => decodePgoutput(Buffer.from(m.hex, 'hex')));
+const recorded = loadRecorded('pgoutput-recorded', 'pgoutput-recorded-more');
+const bytes = (scenario: string, index: number) => recordedBytes(recorded, scenario, index);
+const decodeAll = (scenario: string): PgoutputMessage[] => decodeScenario(recorded, scenario);
 type Of<T extends PgoutputMessage['tag']> = Extract<PgoutputMessage, { tag: T }>;
 const text = (v: Buffer | null | undefined) => (v == null ? v : v.toString('utf8'));
 

@@ -1,13 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Lsn } from '../../../../src/shared/lsn.js';
 import { decodePgoutput, type PgoutputMessage } from '../../../../src/pipeline/decode/pgoutput-decoder.js';
+import { decodeScenario, loadRecorded } from '../../../support/pgoutput-fixtures.js';
 
-const fixtures = JSON.parse(readFileSync(new URL('../../../fixtures/pgoutput-recorded.json', import.meta.url), 'utf8')) as Record<
-  string,
-  { lsn: string; hex: string }[]
->;
-const decode = (name: string): PgoutputMessage[] => fixtures[name]!.map((m) => decodePgoutput(Buffer.from(m.hex, 'hex')));
+const fixtures = loadRecorded('pgoutput-recorded');
+const decode = (name: string): PgoutputMessage[] => decodeScenario(fixtures, name);
 
 describe('pgoutput decoder on recorded PostgreSQL 15 bytes', () => {
   it('decodes Begin, Relation, two Inserts and Commit of one transaction', () => {
