@@ -1,5 +1,5 @@
 /**
- * The benchmark's plumbing, not its speed: a tiny run of `test/bench/run-bench.ts
+ * The benchmark's plumbing, not its speed: a tiny run of `dev/bench/run-bench.ts
  * --quick --json` on the shared stack must finish and print the documented
  * JSON shape as the last line of stdout. Performance is measured by
  * `npm run bench`, never asserted here.
@@ -14,7 +14,7 @@ const stack = getStack();
 
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}test/bench/run-bench.ts`, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}dev/bench/run-bench.ts`, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

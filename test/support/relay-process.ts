@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { RelayVariant } from './broken-checkpointers.js';
-import { followChildLog, type ChildExit } from './child-log.js';
-import { peakRssMb } from './proc-stats.js';
+import { followChildLog, type ChildExit } from '../../dev/support/child-log.js';
+import { peakRssMb } from '../../dev/support/proc-stats.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = `${ROOT}bin/outbox-tail.js`;

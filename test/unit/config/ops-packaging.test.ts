@@ -14,7 +14,7 @@ import { tempDir } from '../../support/temp-dir.js';
 import { parse as parseYaml } from 'yaml';
 import { envName, optionKeys } from '../../../src/config/options.js';
 import { resolveConfig } from '../../../src/config/resolve-config.js';
-import { SHIPPED_NODE_OPTIONS } from '../../bench/shipped-node-options.js';
+import { SHIPPED_NODE_OPTIONS } from '../../../dev/bench/shipped-node-options.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DOCKER = join(ROOT, 'docker');
@@ -47,7 +47,7 @@ describe('systemd unit docker/outbox-tail.service', () => {
     expect(broken.output).toMatch(/restart specifier|ProtectSystem/i);
   });
 
-  it('runs node with the NODE_OPTIONS the benchmark measures (test/bench/shipped-node-options.ts)', () => {
+  it('runs node with the NODE_OPTIONS the benchmark measures (dev/bench/shipped-node-options.ts)', () => {
     expect(directive('Environment')).toContain(`NODE_OPTIONS=${SHIPPED_NODE_OPTIONS}`);
   });
 
@@ -163,7 +163,7 @@ describe('docker/Dockerfile', () => {
     expect(finalStage.some((l) => /^HEALTHCHECK .*healthcheck\.mjs/.test(l))).toBe(true);
   });
 
-  it('runs node with the NODE_OPTIONS the benchmark measures (test/bench/shipped-node-options.ts)', () => {
+  it('runs node with the NODE_OPTIONS the benchmark measures (dev/bench/shipped-node-options.ts)', () => {
     const env = instructions.filter((l) => /^ENV /.test(l)).join(' ');
     expect(env).toMatch(/NODE_OPTIONS=(\S+)/);
     expect(/NODE_OPTIONS=(\S+)/.exec(env)![1]).toBe(SHIPPED_NODE_OPTIONS);

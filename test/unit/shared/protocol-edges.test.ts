@@ -31,7 +31,7 @@ describe('error classification at the edges', () => {
       retriable: false,
       exitCode: 4,
     });
-    // PostgreSQL 17.12 / 18.6, START_REPLICATION on a standby's synchronized failover slot (recorded by test/failover/run-failover.ts): not lost, not promoted yet.
+    // PostgreSQL 17.12 / 18.6, START_REPLICATION on a standby's synchronized failover slot (recorded by dev/failover/run-failover.ts): not lost, not promoted yet.
     expect(
       classifyPgError(
         {

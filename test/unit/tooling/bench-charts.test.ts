@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chartSpecs, renderSvg, type BenchResultLike } from '../../bench/bench-charts.js';
+import { chartSpecs, renderSvg, type BenchResultLike } from '../../../dev/bench/bench-charts.js';
 
 /**
  * A recorded `npm run bench -- --compare debezium --json-out` run (see

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shardCatchupFigures, speedups, usPerEvent, type ShardCatchupSamples } from '../../bench/shard-figures.js';
+import { shardCatchupFigures, speedups, usPerEvent, type ShardCatchupSamples } from '../../../dev/bench/shard-figures.js';
 
 /** Two relays on a 60,000-event backlog: spawned at t=1000 s, streaming 1 s and 1.5 s later, done 11 s after the spawn. */
 const twoShards: ShardCatchupSamples = {

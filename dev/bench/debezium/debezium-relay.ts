@@ -10,10 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../../dev/stack/process.js';
+import { freePort } from '../../stack/process.js';
 import { ROOT, spawnProcess, type BenchProcess, type LogLine } from '../bench-process.js';
 
-const HERE = `${ROOT}test/bench/debezium/`;
+const HERE = `${ROOT}dev/bench/debezium/`;
 
 /**
  * JVMs still running, with their run dirs: killed and removed when the bench

@@ -2,7 +2,7 @@
  * Summarises a V8 .cpuprofile (node --cpu-prof): self time by function and by
  * package/file, so a benchmark run's profile can be read without DevTools.
  *
- *   node --import tsx test/bench/profile-summary.ts <file.cpuprofile> [--top 30]
+ *   node --import tsx dev/bench/profile-summary.ts <file.cpuprofile> [--top 30]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

@@ -5,12 +5,12 @@
  * none, `prune --dry-run` counts; then the slot is dropped, more rows are committed,
  * and `recover` rebuilds it from the recorded position. Timings and each command's peak RSS.
  *
- *   node --import tsx test/bench/recovery-session.ts [--published 200000] [--unpublished 100000]
+ *   node --import tsx dev/bench/recovery-session.ts [--published 200000] [--unpublished 100000]
  *
  * Progress on stderr, one JSON object on stdout.
  */
 import { parseArgs } from 'node:util';
-import { startStack } from '../../dev/stack/index.js';
+import { startStack } from '../stack/index.js';
 import { createBenchDatabase, createSlot, insertBacklog, withClient } from './bench-db.js';
 import { benchKafka, recordCount } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, spawnNode } from './bench-process.js';

@@ -7,22 +7,22 @@
  * primary resumes from the synced slot, and every row the new primary has is
  * in Kafka, with nothing else there.
  *
- *   npm run build && bin/with-engine.sh node --import tsx test/failover/run-failover.ts [--json]
- *   OUTBOX_TAIL_PG_MAJOR=18 bin/with-engine.sh node --import tsx test/failover/run-failover.ts
+ *   npm run build && bin/with-engine.sh node --import tsx dev/failover/run-failover.ts [--json]
+ *   OUTBOX_TAIL_PG_MAJOR=18 bin/with-engine.sh node --import tsx dev/failover/run-failover.ts
  *
  * Needs the testcontainers stack (bin/with-engine.sh sets it): the primary is
  * the stack's Postgres, the standby a container that reaches it through the
  * host's loopback (slirp4netns allow_host_loopback: 10.0.2.2 is the host).
  */
 import pg from 'pg';
-import { startStack, type StackHandle } from '../../dev/stack/index.js';
-import { freePort } from '../../dev/stack/process.js';
-import { loopbackPortBindings, OWNER_LABEL } from '../../dev/stack/testcontainers-stack.js';
-import { createTestDatabase, uniqueName } from '../support/database.js';
-import { KafkaCollector } from '../support/kafka-collector.js';
-import { startRelay, type RelayProcess } from '../support/relay-process.js';
-import { runCli, type CliResult } from '../support/run-cli.js';
-import { POSTGRES_CAPACITY } from '../../dev/stack/postgres-capacity.js';
+import { startStack, type StackHandle } from '../stack/index.js';
+import { freePort } from '../stack/process.js';
+import { loopbackPortBindings, OWNER_LABEL } from '../stack/testcontainers-stack.js';
+import { createTestDatabase, uniqueName } from '../../test/support/database.js';
+import { KafkaCollector } from '../../test/support/kafka-collector.js';
+import { startRelay, type RelayProcess } from '../../test/support/relay-process.js';
+import { runCli, type CliResult } from '../../test/support/run-cli.js';
+import { POSTGRES_CAPACITY } from '../stack/postgres-capacity.js';
 
 const PHYSICAL_SLOT = 'standby1';
 const HOST_FROM_CONTAINER = '10.0.2.2';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetches Debezium Server (io.debezium:debezium-server-dist, tar.gz, ~700 MB)
 # from Maven Central once into a cache outside the repo and extracts it, for
-# `npm run bench -- --compare debezium` (test/bench/debezium/debezium-relay.ts).
+# `npm run bench -- --compare debezium` (dev/bench/debezium/debezium-relay.ts).
 # Never used by the tests or CI.
 #
 # Idempotent and fast when present: a marker file written after a complete

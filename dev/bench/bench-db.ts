@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { migrate } from '../../src/postgres/migrator.js';
 import { Lsn } from '../../src/shared/lsn.js';
-import { withClient } from '../support/database.js';
+import { withClient } from '../../test/support/database.js';
 
 // The bench's callers get it from here, with the rest of the database side.
 export { withClient };
@@ -117,7 +117,7 @@ export async function createSlot(url: string, slot: string): Promise<void> {
   await withClient(url, (c) => c.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]));
 }
 
-export { dropSlot } from '../support/slot.js';
+export { dropSlot } from '../../test/support/slot.js';
 
 export async function currentWalLsn(client: pg.ClientBase): Promise<Lsn> {
   const { rows } = await client.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');

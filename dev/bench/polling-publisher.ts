@@ -9,7 +9,7 @@
  * idempotent, acks=all), the same record builder and headers, the same batch
  * limits, the payload forwarded as jsonb text without re-serialising.
  *
- *   BENCH_ARGS='{"databaseUrl":...,"brokers":[...],"table":...,"topic":...}' node --import tsx test/bench/polling-publisher.ts
+ *   BENCH_ARGS='{"databaseUrl":...,"brokers":[...],"table":...,"topic":...}' node --import tsx dev/bench/polling-publisher.ts
  *
  * Prints {"event":"ready"} once connected, {"event":"stopped","sent":N} on SIGTERM.
  */

@@ -5,7 +5,7 @@
  * with its schema cached, as the relay runs between refreshes: the registry
  * is asked once per subject per --schema-registry-refresh-ms, not per event.
  *
- *   npx tsx test/bench/value-format.ts [--events N]
+ *   npx tsx dev/bench/value-format.ts [--events N]
  *
  * run-bench.ts runs it as the value_format scenario.
  */

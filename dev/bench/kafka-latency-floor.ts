@@ -12,7 +12,7 @@
  * (the relay's figure ends at the broker's append time, a little earlier).
  * Records queued during the warm-up are sent but not timed.
  *
- *   BENCH_ARGS='{"databaseUrl":...,"brokers":[...],"topic":...,"rate":5000,"seconds":30,"warmupSeconds":2,...}' node --import tsx test/bench/kafka-latency-floor.ts
+ *   BENCH_ARGS='{"databaseUrl":...,"brokers":[...],"topic":...,"rate":5000,"seconds":30,"warmupSeconds":2,...}' node --import tsx dev/bench/kafka-latency-floor.ts
  *
  * Prints one JSON line: {"event":"kafka-latency-floor","records":N,"p50":ms,"p99":ms,"p999":ms,"max":ms,"requests":r,"cpuSeconds":c}.
  */

@@ -19,8 +19,8 @@
  * (linger.ms 5, up to five requests in flight per connection).
  */
 import pg from 'pg';
-import { findKafkaJars } from '../../dev/stack/native-kafka.js';
-import { stackEnv } from '../../dev/stack/env.js';
+import { findKafkaJars } from '../stack/native-kafka.js';
+import { stackEnv } from '../stack/env.js';
 import { processCpuSeconds } from '../support/proc-stats.js';
 import { spawnProcess } from './bench-process.js';
 import { recordBuilderModule } from './dist.js';

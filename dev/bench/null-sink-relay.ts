@@ -3,7 +3,7 @@
  * checkpointer, status updates) with the NullSink instead of Kafka, configured
  * through OUTBOX_TAIL_* like bin/outbox-tail.js:
  *
- *   OUTBOX_TAIL_SLOT=... OUTBOX_TAIL_DATABASE_URL=... node --import tsx test/bench/null-sink-relay.ts
+ *   OUTBOX_TAIL_SLOT=... OUTBOX_TAIL_DATABASE_URL=... node --import tsx dev/bench/null-sink-relay.ts
  *
  * Prints the relay's JSON logs, then one `{"event":"null-sink","records":N,...}` line at exit.
  */

@@ -9,7 +9,7 @@
  * RecordBuilder before the clock starts; the clock runs from the first send
  * to the last acknowledgement (connecting is not timed).
  *
- *   BENCH_ARGS='{"databaseUrl":...,"brokers":[...],"aggregateType":...,"topic":...}' node --import tsx test/bench/kafka-limit.ts
+ *   BENCH_ARGS='{"databaseUrl":...,"brokers":[...],"aggregateType":...,"topic":...}' node --import tsx dev/bench/kafka-limit.ts
  *
  * Prints one JSON line: {"event":"kafka-limit","events":N,"seconds":s,"cpuSeconds":c,"batches":b}.
  */

@@ -2,7 +2,7 @@
  * What one Kafka transaction costs the exactly-once sink, without PostgreSQL
  * or the relay around it (docs/architecture.md, rule E7):
  *
- *   node --import tsx test/bench/transaction-cycle.ts [--cycles N] [--records N] [--brokers H:P]
+ *   node --import tsx dev/bench/transaction-cycle.ts [--cycles N] [--records N] [--brokers H:P]
  *
  * A closed loop of Kafka transactions through TransactionalKafkaSink, each
  * `records` records to a 3-partition topic plus the watermark, exactly as
@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pino from 'pino';
-import { startStack } from '../../dev/stack/index.js';
+import { startStack } from '../stack/index.js';
 import { Lsn } from '../../src/shared/lsn.js';
 import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
 import type { SinkRecord } from '../../src/sink/sink-record.js';

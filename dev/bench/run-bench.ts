@@ -19,7 +19,7 @@ import pg from 'pg';
 import { configSchema } from '../../src/config/config-schema.js';
 import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
 import { Lsn } from '../../src/shared/lsn.js';
-import { startStack, type StackHandle } from '../../dev/stack/index.js';
+import { startStack, type StackHandle } from '../stack/index.js';
 import {
   confirmedFlushLsn,
   createBenchDatabase,
@@ -105,7 +105,7 @@ if (flags.help) {
   --big-rows N          rows of the big transaction (default 100000; --quick 20000)
   --rates A,B           steady writer rates per second (default 2000,5000); before the relays at each rate,
                         the Kafka floor: the relay's sink alone at that rate beside the same writer
-                        (test/bench/kafka-latency-floor.ts; "steady_floor" in the JSON)
+                        (dev/bench/kafka-latency-floor.ts; "steady_floor" in the JSON)
   --steady-seconds S    measured seconds per steady rate (default 30; --quick 5)
   --write-seconds S     write_side: seconds each way of writing runs (default 10; --quick 3)
   --write-concurrency C write_side: clients writing at once, as fast as they go (default 4)
@@ -144,17 +144,17 @@ if (flags.help) {
                         runtime, one after the other on one stack, and the JSON has them side by side
                         under "runtimes" (with the ratio of each figure to the first runtime's)
   --plot                write SVG charts of this run (catch-up against the limits, steady latency,
-                        RSS over time) into --plot-dir (test/bench/bench-charts.ts)
+                        RSS over time) into --plot-dir (dev/bench/bench-charts.ts)
   --plot-from FILE      only draw the charts of a recorded run (a --json-out FILE), nothing is run
   --plot-dir DIR        where the charts go (default docs/images, which docs/performance.md shows)
   --dump-latency DIR    write each steady run's per-record latencies (ms since the writer's start,
                         latency ms) to DIR/<label>-<rate>.json, to look for stalls behind a p99
   --compare debezium    also run Debezium Server (fetched once into ~/.cache/outbox-tail/debezium, Java 21+)
                         on the catch-up backlog and the steady rates, and report both relays in one table
-                        and under "compare" in the JSON (test/bench/debezium/; never in CI)
+                        and under "compare" in the JSON (dev/bench/debezium/; never in CI)
   --debezium-java-opts=FLAGS  JVM flags for Debezium Server (default none: its run.sh sets none either)
   --compare-first R     outbox-tail (default) or debezium: which relay runs first on each backlog and rate
-  --debezium-prop K=V   override a setting of test/bench/debezium/application.properties (repeatable),
+  --debezium-prop K=V   override a setting of dev/bench/debezium/application.properties (repeatable),
                         e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
                         Debezium delivers at least once: with --delivery both it runs beside the
                         at-least-once relay only (compare.*.outbox_tail is that relay's result)
@@ -303,7 +303,7 @@ function spawnRelay(
   const env = relayEnv({ databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, extra: { ...opts.relayEnv, ...deliveryEnv(ctx, mode), ...extraEnv } });
   const node = RELAY_NODE !== undefined ? { node: RELAY_NODE } : {};
   if (kind === 'relay') return spawnNode({ name, nodeArgs: relayNodeArgs(name), script: RELAY_BIN, env, ...node });
-  return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}test/bench/null-sink-relay.ts`, env, ...node });
+  return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}dev/bench/null-sink-relay.ts`, env, ...node });
 }
 
 /** Polls (50 ms) until the topic holds `records` records (if given) and the slot confirmed `endLsn`. Returns the time both held. */
@@ -570,7 +570,7 @@ async function kafkaLimit(
   const proc = spawnNode({
     name: 'kafka-limit',
     nodeArgs: ['--import', 'tsx'],
-    script: `${ROOT}test/bench/kafka-limit.ts`,
+    script: `${ROOT}dev/bench/kafka-limit.ts`,
     env: {
       BENCH_ARGS: JSON.stringify({
         databaseUrl: ctx.db.url,
@@ -603,7 +603,7 @@ async function kafkaLimit(
   };
 }
 
-/** kafka-producer-perf-test (test/bench/perf-test-limit.ts) with records as long as the backlog's, to a topic of its own. */
+/** kafka-producer-perf-test (dev/bench/perf-test-limit.ts) with records as long as the backlog's, to a topic of its own. */
 async function perfTestLimit(ctx: Ctx, backlog: Backlog, events: number): Promise<PerfTestLimit> {
   const topic = `${backlog.topic}_perf_test`;
   await createTopic(ctx.admin, topic, opts.partitions);
@@ -849,7 +849,7 @@ async function steady(
   }
 }
 
-/** Kafka's side of the steady latency at `rate`: test/bench/kafka-latency-floor.ts while the writer writes the same rate (no relay, no slot). */
+/** Kafka's side of the steady latency at `rate`: dev/bench/kafka-latency-floor.ts while the writer writes the same rate (no relay, no slot). */
 interface SteadyFloor {
   rate: number;
   p50_ms: number;
@@ -872,7 +872,7 @@ async function steadyFloor(ctx: Ctx, rate: number): Promise<SteadyFloor> {
     name: 'kafka-latency-floor',
     // The relay's node flags: the same heap settings behind the same client.
     nodeArgs: ['--import', 'tsx', ...opts.nodeArgs],
-    script: `${ROOT}test/bench/kafka-latency-floor.ts`,
+    script: `${ROOT}dev/bench/kafka-latency-floor.ts`,
     env: {
       BENCH_ARGS: JSON.stringify({
         databaseUrl: ctx.db.url,
@@ -942,7 +942,7 @@ function startPolling(ctx: Ctx, topic: string): BenchProcess {
   return spawnNode({
     name: 'polling-publisher',
     nodeArgs: ['--import', 'tsx'],
-    script: `${ROOT}test/bench/polling-publisher.ts`,
+    script: `${ROOT}dev/bench/polling-publisher.ts`,
     env: {
       BENCH_ARGS: JSON.stringify({
         databaseUrl: ctx.db.url,
@@ -1003,7 +1003,7 @@ async function bigTxn(ctx: Ctx, rows: number, mode: Delivery): Promise<BigTxnRes
   }
 }
 
-/** One run of one way of writing the order workload (see test/bench/write-side.ts). */
+/** One run of one way of writing the order workload (see dev/bench/write-side.ts). */
 interface WriteSideRound {
   transactions: number;
   seconds: number;
@@ -1610,7 +1610,7 @@ async function main(): Promise<void> {
       result.write_side = await writeSide(ctx);
     }
     if (has('tracing')) {
-      log('tracing: what OpenTelemetry costs per event when on (test/bench/tracing-cost.ts)');
+      log('tracing: what OpenTelemetry costs per event when on (dev/bench/tracing-cost.ts)');
       result.tracing = await tracingCost(log);
     }
     if (has('value_format')) {
@@ -1873,7 +1873,7 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
       ? 'outbox-tail here is the at-least-once relay (Debezium delivers at least once); exactly-once: "delivery modes" table, "exactly_once" in the JSON'
       : null,
     c.record_match ? `record bytes: ${recordMatchLine(c.record_match)}` : null,
-    `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: test/bench/debezium/application.properties${Object.entries(
+    `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: dev/bench/debezium/application.properties${Object.entries(
       c.debezium.props,
     )
       .map(([k, v]) => `, ${k}=${v}`)

@@ -7,7 +7,7 @@
  * (trace headers read from the active context). In process, no Kafka: only
  * the added CPU, which is what tracing adds to the relay's work per record.
  *
- *   node --import tsx test/bench/tracing-cost.ts [events]
+ *   node --import tsx dev/bench/tracing-cost.ts [events]
  *
  * npm run bench runs it as the `tracing` scenario.
  */
@@ -22,7 +22,7 @@ import type { Sink } from '../../src/sink/sink.js';
 import { parseTraceparent, traceHeadersOf } from '../../src/observability/tracing/trace-context.js';
 import { tracingDecorator } from '../../src/observability/tracing/tracing-decorator.js';
 import { decorateSink } from '../../src/sink/sink-decorator.js';
-import { fakeSink } from '../support/fake-sinks.js';
+import { fakeSink } from '../../test/support/fake-sinks.js';
 
 export interface TracingCostResult {
   events: number;

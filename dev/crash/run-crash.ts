@@ -9,8 +9,8 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { startStack } from '../../dev/stack/index.js';
-import { formatResult, runCrash, type CrashResult } from './crash-harness.js';
+import { startStack } from '../stack/index.js';
+import { formatResult, runCrash, type CrashResult } from '../../test/crash/crash-harness.js';
 import { resolveNodeBinary } from '../support/node-binary.js';
 
 const argv = await yargs(hideBin(process.argv))

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { startStack, type StackHandle } from '../../dev/stack/index.js';
+import { startStack, type StackHandle } from '../stack/index.js';
 import { ROOT } from './bench-process.js';
 
 interface Options {
@@ -36,7 +36,7 @@ function without(argv: string[], names: string[]): string[] {
 
 function runOnce(args: string[], log: (line: string) => void): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}test/bench/run-bench.ts`, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}dev/bench/run-bench.ts`, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.once('exit', (code) => {
