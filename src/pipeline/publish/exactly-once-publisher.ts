@@ -1,13 +1,14 @@
 import { Lsn } from '../../shared/lsn.js';
 import { PgTimestamp } from '../../postgres/pg-timestamp.js';
-import type { Sealed, WatermarkPosition } from '../../sink/sink.js';
+import type { Sealed, TransactionalSink, WatermarkPosition } from '../../sink/sink.js';
+import type { SkipRule } from './skip-published.js';
 import type { SinkRecord } from '../../sink/sink-record.js';
 import type { Watermark } from '../../sink/watermark.js';
 import type { Transaction } from '../outbox-event.js';
 import { endsTransaction, keepKafkaTransactionOpen, shouldWaitForFullerBatch, transactionalBatchSize } from './batching.js';
 import { malformedRowError } from './malformed-policy.js';
 import { oversizeInTransactionError } from './oversize-policy.js';
-import { isTooLarge, PublishQueue, type ExactlyOnceOptions, type PublishingStageOptions } from './publish-queue.js';
+import { isTooLarge, PublishQueue, type PublishingStageOptions } from './publish-queue.js';
 import { SealedCommit } from './sealed-commit.js';
 import { acknowledgeRuns, addToRuns, type UncommittedRun } from './uncommitted-runs.js';
 
@@ -17,6 +18,15 @@ import { acknowledgeRuns, addToRuns, type UncommittedRun } from './uncommitted-r
  * confirmed past other tables' WAL without ever passing the watermark.
  */
 const KEEPALIVE_WATERMARK_INTERVAL_MS = 10_000;
+
+/** --delivery exactly-once: what the stage needs besides the records' sink. */
+export interface ExactlyOnceOptions {
+  sink: Pick<TransactionalSink, 'send' | 'commit' | 'seal' | 'abort'>;
+  /** alreadyPublished, or a deliberately wrong rule in the crash suite's negative controls. */
+  skipRule: SkipRule;
+  /** The checkpointer: when nothing is open or in flight, its (keepalive) position may become a watermark of its own. */
+  frontier: { readonly safeLsn: Lsn; readonly quiescent: boolean };
+}
 
 /** The watermark of a Kafka transaction whose last PostgreSQL transaction is `last` (complete) and that holds `count` records. */
 function watermarkOf(last: Transaction, count: number): WatermarkPosition {

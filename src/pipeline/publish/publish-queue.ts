@@ -1,11 +1,9 @@
 import type { Logger } from 'pino';
 import { OutboxTailError } from '../../shared/outbox-tail-error.js';
-import type { Lsn } from '../../shared/lsn.js';
 import type { MalformedRow, OutboxEvent, PipelineItem, Transaction } from '../outbox-event.js';
 import type { RecordBuilder } from './record-format/record-builder.js';
-import type { Sink, TransactionalSink } from '../../sink/sink.js';
+import type { Sink } from '../../sink/sink.js';
 import type { SinkRecord } from '../../sink/sink-record.js';
-import type { SkipRule } from './skip-published.js';
 import { schemaMismatchError, type ValueEncoder } from './record-format/value-encoder.js';
 import { shouldPause, shouldResume, type InFlightLimits } from './backpressure.js';
 import type { BadRowPolicies } from './bad-row-policy.js';
@@ -24,15 +22,6 @@ export interface FlowControl {
 export interface AckTracker {
   dispatched(txn: Transaction): void;
   acknowledged(txn: Transaction, count?: number): void;
-}
-
-/** --delivery exactly-once: what the stage needs besides the records' sink. */
-export interface ExactlyOnceOptions {
-  sink: Pick<TransactionalSink, 'send' | 'commit' | 'seal' | 'abort'>;
-  /** alreadyPublished, or a deliberately wrong rule in the crash suite's negative controls. */
-  skipRule: SkipRule;
-  /** The checkpointer: when nothing is open or in flight, its (keepalive) position may become a watermark of its own. */
-  frontier: { readonly safeLsn: Lsn; readonly quiescent: boolean };
 }
 
 /** The counters the stage keeps (RelayStats has them). */

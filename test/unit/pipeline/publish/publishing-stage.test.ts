@@ -6,8 +6,8 @@ import type { OutboxEvent, PipelineItem, Transaction } from '../../../../src/pip
 import { alreadyPublished } from '../../../../src/pipeline/publish/skip-published.js';
 import { badRowPolicies } from '../../../../src/pipeline/publish/bad-row-policy.js';
 import { AtLeastOncePublisher } from '../../../../src/pipeline/publish/at-least-once-publisher.js';
-import { ExactlyOncePublisher } from '../../../../src/pipeline/publish/exactly-once-publisher.js';
-import type { ExactlyOnceOptions, PublishCounters, PublishingStageOptions } from '../../../../src/pipeline/publish/publish-queue.js';
+import { ExactlyOncePublisher, type ExactlyOnceOptions } from '../../../../src/pipeline/publish/exactly-once-publisher.js';
+import type { PublishCounters, PublishingStageOptions } from '../../../../src/pipeline/publish/publish-queue.js';
 import { Lsn } from '../../../../src/shared/lsn.js';
 import { RecordBuilder } from '../../../../src/pipeline/publish/record-format/record-builder.js';
 import type { SinkRecord } from '../../../../src/sink/sink-record.js';
