@@ -192,6 +192,24 @@ describe('ExactlyOncePublisher: Kafka transactions of whole PostgreSQL transacti
   });
 });
 
+describe('ExactlyOncePublisher: a record Kafka refuses as too large', () => {
+  it('halts with MESSAGE_TOO_LARGE naming the fix: a record inside a Kafka transaction cannot be dead-lettered, and nothing of it counts', async () => {
+    const b = bed({ exactlyOnce: true, config: { onOversize: 'dead-letter', deadLetterTopic: 'dlq' }, refuse: () => tooLarge() });
+    const t = txn();
+    b.push(t, event(t, 'huge'));
+    b.stage.drain();
+    const error = await b.stage.run().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'MESSAGE_TOO_LARGE' });
+    expect((error as OutboxTailError).describe()).toContain('exactly-once delivery cannot dead-letter a record inside a Kafka transaction');
+    expect((error as OutboxTailError).cause).toMatchObject({ code: 'MESSAGE_TOO_LARGE' });
+    expect(b.commits).toEqual([]);
+    expect(b.counters).toMatchObject({ kafkaTransactions: 0, recordsPublished: 0, deadLettered: 0 });
+  });
+});
+
 describe('ExactlyOncePublisher: a sealed Kafka transaction counts only once its EndTxn succeeded', () => {
   it('does not acknowledge a sealed Kafka transaction before its EndTxn succeeded, and seals the next one only after it', async () => {
     const b = bed({ exactlyOnce: true, holdEndTxn: true, limits: { batchMaxMessages: 1 } });
