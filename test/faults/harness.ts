@@ -110,6 +110,8 @@ export class FaultRun {
   private closed = false;
   /** A deliberately broken relay ran (a negative control): its failure is expected, so its log is not printed. */
   private brokenRelay = false;
+  /** exactly-once: ids a correct relay's run holds twice read_committed, explained at close(). */
+  private duplicateIds: string[] = [];
   readonly group: string;
   /** exactly-once runs: the offsets topic, and a collector that reads uncommitted records too. */
   readonly offsetsTopic: string | null;
@@ -497,7 +499,10 @@ export class FaultRun {
     this.check(`I1 no loss (lost ${c.lost}${c.lostIds.length ? `: ${c.lostIds.slice(0, 3).join(', ')}` : ''})`, c.lost === 0);
     this.check(`I2 no phantom (phantoms ${c.phantoms})`, c.phantoms === 0);
     if (c.effect_violations !== null) this.check(`I3 effects exactly once (violations ${c.effect_violations})`, c.effect_violations === 0);
-    if (this.offsetsTopic) this.check(`exactly-once: no duplicate read_committed (duplicates ${c.duplicates})`, c.duplicates === 0);
+    if (this.offsetsTopic) {
+      this.check(`exactly-once: no duplicate read_committed (duplicates ${c.duplicates})`, c.duplicates === 0);
+      if (c.duplicates > 0 && !this.brokenRelay) this.duplicateIds = duplicatedIds(uniqueRecords(this.collector.records), this.topic).slice(0, 5);
+    }
     if (expect.duplicates === 'none') this.check(`I4 no duplicates without a fault (duplicates ${c.duplicates})`, c.duplicates === 0);
     else if (this.faultsFrom !== null) {
       const from = this.faultsFrom;
@@ -575,9 +580,41 @@ export class FaultRun {
     };
   }
 
+  /**
+   * A correct exactly-once relay left an id twice in the committed view: where each copy sits, which producer epoch wrote
+   * it, whether a read_uncommitted reader has it, and how many copies a second, fresh read_committed reader finds. One
+   * copy in the fresh reader means the first reader let an aborted record through (a client's filter), not the relay.
+   */
+  private async explainDuplicates(): Promise<void> {
+    const ids = new Set(this.duplicateIds);
+    const where = (records: readonly CollectedRecord[]) => uniqueRecords(records).filter((r) => r.topic === this.topic && ids.has(r.headers.id ?? ''));
+    const uncommitted = new Set(where(this.uncommitted?.records ?? []).map((r) => `${r.partition}@${r.offset}`));
+    const fresh = await new FaultCollector(this.options.fs.brokers).start([this.topic]);
+    try {
+      let seen = -1;
+      for (let i = 0; i < 40 && fresh.records.length !== seen; i++) {
+        seen = fresh.records.length;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const lines = where(this.collector.records).map(
+        (r) =>
+          `  id ${r.headers.id}: partition ${r.partition} offset ${r.offset} producer ${r.producer ?? '?'} appended ${new Date(r.timestamp).toISOString()}` +
+          `${uncommitted.has(`${r.partition}@${r.offset}`) ? '' : ' (not seen read_uncommitted)'}`,
+      );
+      const again = where(fresh.records);
+      lines.push(
+        `  a fresh read_committed reader (${fresh.records.length} records) finds ${again.length} copies of these ${ids.size} id(s): ${again.map((r) => `${r.partition}@${r.offset}`).join(', ')}`,
+      );
+      this.log(`duplicates read_committed, copy by copy:\n${lines.join('\n')}`);
+    } finally {
+      await fresh.stop();
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.duplicateIds.length > 0) await this.explainDuplicates().catch((e: Error) => this.log(`explaining the duplicates failed: ${e.message}`));
     await this.writer?.stop().catch(() => undefined);
     await Promise.all(this.relays.map((r) => r.kill('SIGKILL')));
     await this.stopConsumer();
@@ -587,6 +624,19 @@ export class FaultRun {
     await this.admin.end().catch(() => undefined);
     await this.db.drop().catch((e: Error) => this.log(`dropping ${this.db.name}: ${e.message}`));
   }
+}
+
+/** Ids that `topic` holds more than once. */
+function duplicatedIds(records: readonly CollectedRecord[], topic: string): string[] {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const r of records) {
+    const id = r.headers.id;
+    if (r.topic !== topic || !id) continue;
+    if (seen.has(id)) twice.add(id);
+    seen.add(id);
+  }
+  return [...twice];
 }
 
 /** The collector re-reads from the start after a group rejoin: keep each Kafka record once (topic, partition, offset). */

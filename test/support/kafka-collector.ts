@@ -10,6 +10,8 @@ export interface CollectedRecord {
   value: Buffer | null;
   headers: Record<string, string>;
   timestamp: number;
+  /** The record batch's producer (id/epoch) and whether it was transactional: which relay session wrote a copy. */
+  producer?: string;
 }
 
 /** Reads topics from the beginning and keeps every record, for recounting. */
@@ -59,6 +61,7 @@ export class KafkaCollector {
       value: message.value,
       headers,
       timestamp: Number(message.timestamp),
+      producer: producerOf(message),
     });
     if (headers.id) this.ids.add(headers.id);
     for (const w of this.waiters.splice(0)) w();
@@ -88,4 +91,11 @@ export class KafkaCollector {
   async stop(): Promise<void> {
     await this.consumer?.disconnect().catch(() => undefined);
   }
+}
+
+/** kafkajs keeps each record's batch header on the message (untyped): producer id/epoch and "txn" for a transactional batch. */
+function producerOf(message: KafkaMessage): string | undefined {
+  const batch = (message as { batchContext?: { producerId?: string; producerEpoch?: number; inTransaction?: boolean } }).batchContext;
+  if (!batch || batch.producerId === undefined || batch.producerId === '-1') return undefined;
+  return `${batch.producerId}/${batch.producerEpoch}${batch.inTransaction ? ' txn' : ''}`;
 }
