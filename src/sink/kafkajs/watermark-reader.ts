@@ -25,7 +25,8 @@ export async function readWatermark(kafka: Kafka, options: WatermarkReaderOption
   const { offsetsTopic: topic, slot, transactionalId } = options;
   const ends = await withKafkaAdmin(kafka, `reading the end of the offsets topic ${topic}`, async (admin) => {
     await checkOffsetsTopic(admin, topic);
-    // fetchTopicOffsets asks with read_committed: the last stable offset, not the high watermark.
+    // kafkajs' admin lists offsets read_uncommitted (it sends no isolation level): the high watermark. connect() fenced
+    // every lane first, so no transaction of ours is open there and read_committed reaches it.
     const offsets = await admin.fetchTopicOffsets(topic);
     return new Map(offsets.filter((o) => BigInt(o.high) > BigInt(o.low)).map((o) => [o.partition, BigInt(o.high)]));
   });
