@@ -1,8 +1,10 @@
 import { Kafka, type KafkaConfig } from 'kafkajs';
+import { installAbortedFilterFix } from './kafkajs-aborted-filter-fix.js';
 import { installRequestQueueFix } from './kafkajs-request-queue-fix.js';
 
-/** Every kafkajs client of outbox-tail (sinks, consumer, commands) comes from here, with kafkajs's timer fixed first. */
+/** Every kafkajs client of outbox-tail (sinks, consumer, commands) comes from here, with kafkajs's timer and read_committed filter fixed first. */
 export function createKafka(config: KafkaConfig): Kafka {
   installRequestQueueFix();
+  installAbortedFilterFix();
   return new Kafka(config);
 }
