@@ -264,8 +264,34 @@ export const configSchema = z
     }),
     databaseUrlFile: path.optional().meta({
       group: 'PostgreSQL connection',
-      description: 'Read the PostgreSQL URL from this file (keeps the password out of argv and env)',
+      description:
+        'Read the PostgreSQL URL from this file, again at every connection (keeps the password out of argv and env; a rotated file is used on reconnect)',
     }),
+    pgPasswordFile: path.optional().meta({
+      group: 'PostgreSQL connection',
+      description:
+        "Read the PostgreSQL password from this file at every connection (a Vault agent's or Kubernetes secret's file); overrides the URL's password",
+    }),
+    pgPasswordCommand: z.string().trim().min(1).optional().meta({
+      group: 'PostgreSQL connection',
+      description:
+        'Run this command (with /bin/sh) at every connection; its standard output is the PostgreSQL password (vault read, gcloud sql generate-login-token, aws rds generate-db-auth-token). Its output is never logged; it must finish within --connect-timeout-ms',
+    }),
+    pgAuth: z.enum(['password', 'rds-iam']).default('password').meta({
+      group: 'PostgreSQL connection',
+      description:
+        "password: the URL's, a file's or a command's; rds-iam: an RDS/Aurora IAM token signed at every connection with the default AWS credential chain (requires --pg-sslmode)",
+    }),
+    awsRegion: z
+      .string()
+      .trim()
+      .min(1)
+      .optional()
+      .meta({
+        group: 'PostgreSQL connection',
+        description: "AWS region for --pg-auth rds-iam (default: the AWS SDK's, from AWS_REGION or the profile)",
+        envAliases: ['AWS_REGION'],
+      }),
     pgSslmode: z.enum(['disable', 'require', 'verify-ca', 'verify-full']).optional().meta({
       group: 'PostgreSQL connection',
       description: 'TLS to PostgreSQL (libpq meaning; overrides sslmode in the URL); verify-full checks the CA and the host name',
@@ -352,6 +378,22 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: [file], message: `give either ${value} or ${file}, not both` });
       }
     }
+    const passwordSources = [
+      c.pgPasswordFile !== undefined && 'pgPasswordFile',
+      c.pgPasswordCommand !== undefined && 'pgPasswordCommand',
+      c.pgAuth === 'rds-iam' && 'pgAuth',
+    ].filter((k): k is string => typeof k === 'string');
+    if (passwordSources.length > 1) {
+      ctx.addIssue({ code: 'custom', path: [passwordSources[1]!], message: `give one password source: ${passwordSources.join(', ')} were given` });
+    }
+    // The token is the password: without TLS it would cross the network in clear, and RDS refuses IAM logins without TLS.
+    if (c.pgAuth === 'rds-iam' && (c.pgSslmode === undefined || c.pgSslmode === 'disable')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pgAuth'],
+        message: 'rds-iam requires TLS: add --pg-sslmode verify-full --pg-sslrootcert <the RDS CA bundle, global-bundle.pem>',
+      });
+    }
     checkSchemaRegistryOptions(c, (path, message) => ctx.addIssue({ code: 'custom', path: [path], message }));
     // A structured CloudEvent is a JSON document with the payload inside; a registry-encoded value would replace it.
     if (c.valueFormat !== 'json' && c.recordFormat === 'cloudevents-structured') {
@@ -379,7 +421,7 @@ export const configSchema = z
   // Secrets given as files (--database-url-file, --sasl-password-file) are read
   // once here, so everything downstream sees one value; the path stays for the log.
   .transform((c, ctx) => {
-    const read = (key: 'databaseUrlFile' | 'saslPasswordFile' | 'schemaRegistryPasswordFile'): string | undefined => {
+    const read = (key: 'databaseUrlFile' | 'saslPasswordFile' | 'schemaRegistryPasswordFile' | 'pgPasswordFile'): string | undefined => {
       const file = c[key];
       if (file === undefined) return undefined;
       try {
@@ -392,6 +434,8 @@ export const configSchema = z
     const databaseUrl = read('databaseUrlFile');
     const saslPassword = read('saslPasswordFile');
     const schemaRegistryPassword = read('schemaRegistryPasswordFile');
+    // Read again at every connection (pg-password-source.ts); read here so a missing file fails at start.
+    read('pgPasswordFile');
     // One shard of a sharded outbox: its own slot, publication, prefix and so its own transactional id and watermark.
     const index = c.shard === undefined ? undefined : parseShard(c.shard).index;
     const sharded: { slot?: string; publication?: string; messagePrefix?: string; transactionalId?: string } =

@@ -16,13 +16,40 @@ export type EventHandler<P = unknown> = (tx: pg.PoolClient, event: ConsumedEvent
 
 export type FailurePolicy = 'stop' | 'dead-letter';
 
+/**
+ * The consumer's database, like the relay's --database-url-file, --pg-password-file,
+ * --pg-password-command and --pg-auth rds-iam: each new connection of the pool reads
+ * its password again, so a rotated secret or a fresh IAM token is used on reconnect.
+ */
+export interface ConsumerDatabase {
+  /** postgres:// URL (its password is used unless a source below is given). */
+  url?: string;
+  /** A file holding the URL, read at every connection. */
+  urlFile?: string;
+  /** A file holding the password, read at every connection. */
+  passwordFile?: string;
+  /** A command (run with /bin/sh) whose output is the password, run at every connection. */
+  passwordCommand?: string;
+  /** 'rds-iam': an RDS/Aurora IAM token per connection (needs @aws-sdk/rds-signer and `ssl`). */
+  auth?: 'password' | 'rds-iam';
+  awsRegion?: string;
+  /** node-postgres TLS settings. */
+  ssl?: pg.PoolConfig['ssl'];
+  /** Connection timeout (default 10 s); a password command must finish within it. */
+  connectTimeoutMs?: number;
+}
+
 export interface IdempotentConsumerOptions<P = unknown> {
   brokers: string[];
   groupId: string;
   /** Topic names or patterns (e.g. /^outbox\.event\./); patterns match topics that exist when the consumer starts. */
   topics: Array<string | RegExp>;
-  /** A pg.Pool (yours; never ended by the consumer) or a connection string (the consumer owns that pool). */
-  database: pg.Pool | string;
+  /**
+   * A pg.Pool (yours; never ended by the consumer), a connection string, or a
+   * connection whose password is read at every connection (the consumer owns
+   * those pools).
+   */
+  database: pg.Pool | string | ConsumerDatabase;
   handler: EventHandler<P>;
   /** Turns the parsed JSON payload into `P` (e.g. `(j) => schema.parse(j)`); a throw makes the record poison. */
   parsePayload?: (json: unknown, event: ConsumedEvent<unknown>) => P;
@@ -82,8 +109,16 @@ export function validateOptions<P>(options: IdempotentConsumerOptions<P>): Idemp
     throw invalid('topics must be a non-empty list of topic names or RegExps');
   }
   const db = options.database as unknown;
-  if (!(typeof db === 'string' && db !== '') && !(db && typeof db === 'object' && typeof (db as pg.Pool).connect === 'function')) {
-    throw invalid('database must be a pg.Pool or a connection string');
+  const isPool = Boolean(db && typeof db === 'object' && typeof (db as pg.Pool).connect === 'function');
+  const isConnection = Boolean(db && typeof db === 'object' && !isPool && ((db as ConsumerDatabase).url || (db as ConsumerDatabase).urlFile));
+  if (!(typeof db === 'string' && db !== '') && !isPool && !isConnection) {
+    throw invalid('database must be a pg.Pool, a connection string or { url | urlFile, passwordFile?, passwordCommand?, auth? }');
+  }
+  if (isConnection) {
+    const c = db as ConsumerDatabase;
+    const sources = [c.passwordFile && 'passwordFile', c.passwordCommand && 'passwordCommand', c.auth === 'rds-iam' && 'auth: rds-iam'].filter(Boolean);
+    if (sources.length > 1) throw invalid(`database: give one password source, not ${sources.join(' and ')}`);
+    if (c.auth === 'rds-iam' && !c.ssl) throw invalid('database: auth rds-iam requires TLS (ssl), as RDS does for IAM logins');
   }
   if (typeof options.handler !== 'function') throw invalid('handler must be a function (tx, event) => Promise<void>');
   if (options.maxAttempts !== undefined && !positiveInt(options.maxAttempts)) throw invalid(`maxAttempts must be an integer >= 1, got ${options.maxAttempts}`);

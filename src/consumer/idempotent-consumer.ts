@@ -2,12 +2,13 @@ import { type Kafka, logLevel as KafkaLogLevel } from 'kafkajs';
 import { createKafka } from '../kafka/kafkajs/create-kafka.js';
 import { kafkajsLogCreator } from '../kafka/kafkajs/kafkajs-log-creator.js';
 import pg from 'pg';
+import { pgConnection } from '../postgres/pg-connection.js';
 import { pino, type Logger } from 'pino';
 import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import { classifyKafkaError } from '../kafka/kafkajs/kafka-errors.js';
 import { ClaimTransaction } from './claim-transaction.js';
 import { errorMessage } from './consumer-errors.js';
-import { validateOptions, type IdempotentConsumerOptions } from './consumer-options.js';
+import { validateOptions, type ConsumerDatabase, type IdempotentConsumerOptions } from './consumer-options.js';
 import { ConsumerStats } from './consumer-stats.js';
 import { FailurePolicyHandler } from './failure-policy-handler.js';
 import { KafkaConsumeLoop } from './kafka-consume-loop.js';
@@ -16,7 +17,7 @@ import { RecordProcessor } from './record-processor.js';
 import { RetrySchedule } from './retry-schedule.js';
 
 // The options are this factory's signature: importers of the factory get their types from here.
-export { type EventHandler, type FailurePolicy, type IdempotentConsumerOptions } from './consumer-options.js';
+export { type ConsumerDatabase, type EventHandler, type FailurePolicy, type IdempotentConsumerOptions } from './consumer-options.js';
 
 export interface IdempotentConsumer {
   /** Connects, joins the group and starts consuming; resolves once running. */
@@ -77,9 +78,9 @@ class IdempotentConsumerImpl<P> implements IdempotentConsumer {
     });
     this.done.catch(() => undefined); // run() hands it out; nobody awaiting it is not an unhandled rejection
 
-    if (typeof options.database === 'string') {
+    if (typeof options.database === 'string' || !isPool(options.database)) {
       this.pool = new pg.Pool({
-        connectionString: options.database,
+        ...poolConnection(options.database),
         max: (options.partitionsConsumedConcurrently ?? 1) + 1,
         application_name: 'outbox-tail-consumer',
         keepAlive: true,
@@ -170,4 +171,21 @@ class IdempotentConsumerImpl<P> implements IdempotentConsumer {
     })();
     return this.shutdownPromise;
   }
+}
+
+const isPool = (database: pg.Pool | ConsumerDatabase): database is pg.Pool => typeof (database as pg.Pool).connect === 'function';
+
+/** A connection string as it is; a ConsumerDatabase as the relay builds its connections (the password read at every connection). */
+function poolConnection(database: string | ConsumerDatabase): pg.PoolConfig {
+  if (typeof database === 'string') return { connectionString: database };
+  const config = pgConnection({
+    databaseUrl: database.url,
+    databaseUrlFile: database.urlFile,
+    pgPasswordFile: database.passwordFile,
+    pgPasswordCommand: database.passwordCommand,
+    pgAuth: database.auth,
+    awsRegion: database.awsRegion,
+    connectTimeoutMs: database.connectTimeoutMs ?? 10_000,
+  });
+  return { ...config, ...(database.ssl !== undefined ? { ssl: database.ssl } : {}) } as pg.PoolConfig;
 }

@@ -1,5 +1,6 @@
 export {
   createIdempotentConsumer,
+  type ConsumerDatabase,
   type EventHandler,
   type FailurePolicy,
   type IdempotentConsumer,

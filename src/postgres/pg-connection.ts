@@ -1,9 +1,13 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { ClientConfig } from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
+import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import { readPem } from '../shared/read-pem.js';
+import { readSecretFile } from '../shared/read-secret-file.js';
+import { pgPasswordFunction, type PgPasswordSettings } from './pg-password-source.js';
 
-/** What a PostgreSQL connection is made from (--database-url, --connect-timeout-ms, --pg-ssl*). */
-export interface PgSettings {
+/** What a PostgreSQL connection is made from (--database-url[-file], --pg-password-*, --pg-auth, --connect-timeout-ms, --pg-ssl*). */
+export interface PgSettings extends PgPasswordSettings {
   /** Absent: pg applies the libpq PG* variables itself. */
   databaseUrl?: string | undefined;
   connectTimeoutMs: number;
@@ -24,14 +28,41 @@ const URL_TLS_PARAMS = ['ssl', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey', 's
  */
 export function pgConnection(config: PgSettings): ClientConfig {
   const ssl = pgTls(config);
-  const connectionString = config.databaseUrl && ssl !== undefined ? withoutTlsParams(config.databaseUrl) : config.databaseUrl;
-  return {
-    ...(connectionString ? { connectionString } : {}),
+  const url = currentUrl(config);
+  const connectionString = url && ssl !== undefined ? withoutTlsParams(url) : url;
+  const password = pgPasswordFunction(config);
+  const common = {
     ...(ssl !== undefined ? { ssl } : {}),
     connectionTimeoutMillis: config.connectTimeoutMs,
     keepAlive: true,
     application_name: 'outbox-tail',
   };
+  if (!password) return { ...(connectionString ? { connectionString } : {}), ...common };
+  // pg lets a connection string's password (even an absent one, as '') win over `password`: the URL goes in as fields.
+  const fields = connectionString ? urlFields(connectionString) : {};
+  return { ...fields, ...common, password: password as ClientConfig['password'] };
+}
+
+/** --database-url-file is read again for every connection made from the config (a rotated URL is used on reconnect). */
+function currentUrl(config: PgSettings): string | undefined {
+  if (!config.databaseUrlFile) return config.databaseUrl;
+  try {
+    return readSecretFile(config.databaseUrlFile);
+  } catch (error) {
+    throw new OutboxTailError('PG_PASSWORD_UNAVAILABLE', `--database-url-file: ${(error as Error).message}`, {
+      retriable: true,
+      hint: 'a secret manager may be rewriting it; it must hold one postgres:// URL',
+      cause: error,
+    });
+  }
+}
+
+/** The URL's settings as pg client fields, without its password. */
+function urlFields(url: string): ClientConfig {
+  const { password: _ignored, ...rest } = parseConnectionString(url);
+  const fields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined && v !== null) fields[k] = k === 'port' ? Number(v) : v;
+  return fields as ClientConfig;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { SinkFactory } from '../sink/create-sink.js';
 import type { SkipRule } from '../pipeline/publish/skip-published.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { pgConnection, type PgSettings } from '../postgres/pg-connection.js';
+import { passwordRotates } from '../postgres/pg-password-source.js';
 import { RelaySession, type SessionSettings } from './relay-session.js';
 import type { MessageMapper } from '../pipeline/assemble/transaction-assembler.js';
 import { RelayStats } from '../pipeline/relay-stats.js';
@@ -82,30 +83,39 @@ export class Relay {
     let attempt = 0;
     let standbySince = 0;
     while (!this.stopping) {
-      const session = new RelaySession({
-        settings,
-        pg,
-        connection: pgConnection(pg),
-        sink: makeSink(sink, logger),
-        logger,
-        stats: this.stats,
-        ...(this.options.checkpointerFactory ? { checkpointerFactory: this.options.checkpointerFactory } : {}),
-        ...(this.options.skipRule ? { skipRule: this.options.skipRule } : {}),
-        ...(this.options.messageMapper ? { messageMapper: this.options.messageMapper } : {}),
-        onStreaming: () => {
-          if (standbySince) this.log.info({ event: 'takeover', waitedMs: Date.now() - standbySince }, 'slot became free: this relay took over');
-          standbySince = 0;
-          attempt = 0;
-        },
-      });
-      this.session = session;
       try {
+        // Inside the try: a --database-url-file being rewritten fails this attempt (retried), not the relay.
+        const session = new RelaySession({
+          settings,
+          pg,
+          connection: pgConnection(pg),
+          sink: makeSink(sink, logger),
+          logger,
+          stats: this.stats,
+          ...(this.options.checkpointerFactory ? { checkpointerFactory: this.options.checkpointerFactory } : {}),
+          ...(this.options.skipRule ? { skipRule: this.options.skipRule } : {}),
+          ...(this.options.messageMapper ? { messageMapper: this.options.messageMapper } : {}),
+          onStreaming: () => {
+            if (standbySince) this.log.info({ event: 'takeover', waitedMs: Date.now() - standbySince }, 'slot became free: this relay took over');
+            standbySince = 0;
+            attempt = 0;
+          },
+        });
+        this.session = session;
         await session.run();
         if (this.stopping) break;
       } catch (raw) {
         let error = OutboxTailError.is(raw) ? raw : new OutboxTailError('REPLICATION_STREAM_ERROR', String(raw), { retriable: true, cause: raw });
         // Name PostgreSQL's cause of the invalidation (and its fix) in the log and the exit message.
         if (error.code === 'SLOT_INVALIDATED') error = await explainSlotInvalidated({ ...pg, slot: settings.slot }, error);
+        // A password read at every connection may be rotated in the database before its source has the new one.
+        if (error.code === 'PG_AUTH_FAILED' && passwordRotates(pg)) {
+          error = new OutboxTailError('PG_AUTH_FAILED', error.message, {
+            retriable: true,
+            hint: "the password source is read again at the next attempt; if this repeats, check it holds the role's current password",
+            cause: error,
+          });
+        }
         if (this.stopping && error.retriable) break;
         this.stats.restarts[error.code] = (this.stats.restarts[error.code] ?? 0) + 1;
         if (error.code === 'SLOT_ACTIVE') {

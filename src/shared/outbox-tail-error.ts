@@ -9,6 +9,8 @@ export type ErrorCode =
   | 'CONFIG_INVALID'
   | 'PG_UNREACHABLE'
   | 'PG_AUTH_FAILED'
+  /** --pg-password-file/-command, --database-url-file or --pg-auth rds-iam gave no password at a connection (retried). */
+  | 'PG_PASSWORD_UNAVAILABLE'
   | 'PG_TLS_FAILED'
   | 'PG_DATABASE_MISSING'
   | 'PG_ERROR'

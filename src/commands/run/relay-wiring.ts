@@ -30,6 +30,11 @@ export interface RelayStages {
 export function relayStages(config: RunConfig): RelayStages {
   const pg: PgSettings = {
     databaseUrl: config.databaseUrl,
+    databaseUrlFile: config.databaseUrlFile,
+    pgPasswordFile: config.pgPasswordFile,
+    pgPasswordCommand: config.pgPasswordCommand,
+    pgAuth: config.pgAuth,
+    awsRegion: config.awsRegion,
     connectTimeoutMs: config.connectTimeoutMs,
     pgSslmode: config.pgSslmode,
     pgSslrootcert: config.pgSslrootcert,
