@@ -36,6 +36,7 @@ const CONSUMER_STATS: Required<ConsumerStatsLike> = {
   transientRetries: 0,
   offsetCommits: 0,
   state: 'idle',
+  topicsAwaited: [],
 };
 
 /** What docs/configuration.md is made of: the config schema, the deprecated names, the command table, the template. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { COMPRESSIONS } from '../kafka/compression-codecs.js';
 import { DEFAULT_MESSAGE_PREFIX } from '../pipeline/assemble/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../pipeline/assemble/outbox-columns.js';
 import { readSecretFile } from '../shared/read-secret-file.js';
@@ -226,6 +227,11 @@ export const configSchema = z
       group: 'Kafka connection',
       description:
         'Produce requests in flight per broker connection, order kept by the idempotent producer (above 1: --kafka-client platformatic, at-least-once, --sink-thread main)',
+    }),
+    compression: z.enum(COMPRESSIONS).default('none').meta({
+      group: 'Kafka connection',
+      description:
+        'Codec of every record batch the relay writes (records, dead letters, exactly-once watermarks), on both clients: none, gzip, snappy, lz4 or zstd (docs/performance.md#compression has the measurements)',
     }),
     sinkThread: z.enum(['main', 'worker']).default('main').meta({
       group: 'Kafka connection',

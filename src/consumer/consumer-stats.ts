@@ -17,4 +17,6 @@ export class ConsumerStats {
   transientRetries = 0;
   /** Offset commits sent to Kafka. */
   offsetCommits = 0;
+  /** Named topics the consumer waits for at start (they do not exist yet); empty once it joined. */
+  topicsAwaited: string[] = [];
 }

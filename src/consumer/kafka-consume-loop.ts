@@ -1,10 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import { backoffDelay } from '../shared/backoff.js';
 import { ValueDecoder } from '../schema-registry/value-decoder.js';
 import { classifyKafkaError } from '../kafka/kafkajs/kafka-errors.js';
+import { withKafkaAdmin } from '../kafka/kafkajs/with-kafka-admin.js';
 import { decodeRecord, type DecodeResult } from './consumed-event.js';
 import { errorMessage } from './consumer-errors.js';
 import type { IdempotentConsumerOptions } from './consumer-options.js';
@@ -24,6 +25,24 @@ export interface KafkaConsumeLoopOptions<P> extends Pick<
   fail(error: OutboxTailError): void;
 }
 
+/** How often a consumer waiting for its topics looks again: from 1 s, backing off to 10 s. */
+const TOPIC_WAIT_INITIAL_MS = 1_000;
+const TOPIC_WAIT_MAX_MS = 10_000;
+
+/** The named topics the cluster does not have; an authorisation failure throws (it stays an error). */
+async function missingTopics(admin: Admin, topics: readonly string[]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const topic of topics) {
+    try {
+      await admin.fetchTopicMetadata({ topics: [topic] });
+    } catch (error) {
+      if ((error as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION') missing.push(topic);
+      else throw error;
+    }
+  }
+  return missing;
+}
+
 /**
  * The kafkajs side: joins the group, feeds each partition's batch to the
  * record processor in chunks, and commits an offset only when the processor
@@ -32,6 +51,7 @@ export interface KafkaConsumeLoopOptions<P> extends Pick<
  */
 export class KafkaConsumeLoop<P> {
   private consumer: Consumer | null = null;
+  private subscribed = false;
   private readonly batchSize: number;
   private readonly valueDecoder: ValueDecoder | null;
 
@@ -57,10 +77,44 @@ export class KafkaConsumeLoop<P> {
       }
     });
     await consumer.connect();
+    if (!(await this.waitForTopics())) return;
     await consumer.subscribe({ topics: this.o.topics, fromBeginning: this.o.fromBeginning ?? true });
+    this.subscribed = true;
+  }
+
+  /**
+   * A consumer deployed before the relay published its first event waits for
+   * its named topics (kafkajs' subscribe would fail with
+   * UNKNOWN_TOPIC_OR_PARTITION), as a Java consumer does; an authorisation
+   * error stays an error. Patterns match what exists at subscribe time.
+   * False when stopped while waiting.
+   */
+  private async waitForTopics(): Promise<boolean> {
+    const { topics, log, stats, signal } = this.o;
+    const named = topics.filter((t): t is string => typeof t === 'string');
+    if (named.length === 0) return true;
+    let logged = '';
+    for (let attempt = 1; ; attempt++) {
+      const missing = await withKafkaAdmin(this.kafka, "checking that the consumer's topics exist", (admin) => missingTopics(admin, named));
+      stats.topicsAwaited = missing;
+      if (missing.length === 0) {
+        if (logged) log.info({ event: 'topics-created', topics: named }, 'the topics exist now: joining the group');
+        return true;
+      }
+      if (missing.join(',') !== logged) {
+        logged = missing.join(',');
+        log.warn(
+          { event: 'waiting-for-topics', topics: missing },
+          `topic(s) ${missing.join(', ')} do not exist yet: the consumer joins its group once they are created (the relay creates a topic with its first event, or create it yourself)`,
+        );
+      }
+      await delay(backoffDelay(attempt, TOPIC_WAIT_INITIAL_MS, TOPIC_WAIT_MAX_MS), undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) return false;
+    }
   }
 
   async run(): Promise<void> {
+    if (!this.subscribed) return;
     await this.consumer!.run({
       autoCommit: false, // offsets are committed by hand, each only after its DB transaction committed
       eachBatchAutoResolve: false,

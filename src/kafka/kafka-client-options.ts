@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Compression } from './compression-codecs.js';
 import { kafkaSecurity, type KafkaSecurity, type KafkaSecuritySettings } from './kafka-security.js';
 
 /** What every Kafka sink is built from, whichever client library it uses. */
@@ -11,6 +12,8 @@ export interface KafkaSinkOptions extends KafkaSecurity {
   allowAutoTopicCreation: boolean;
   /** Produce requests in flight per broker connection (--max-in-flight-requests); 1 when absent. */
   maxInFlightRequests?: number;
+  /** --compression of every record batch the sink writes (records, dead letters, watermarks); none when absent. */
+  compression?: Compression;
   logger: Logger;
 }
 
@@ -23,6 +26,7 @@ export interface KafkaConnectionSettings extends KafkaSecuritySettings {
   kafkaRequestTimeoutMs: number;
   allowAutoTopicCreation: boolean;
   maxInFlightRequests?: number;
+  compression?: Compression;
 }
 
 /** Client options from the connection settings (connection, retries, TLS, SASL). */
@@ -35,6 +39,7 @@ export function kafkaSinkOptions(config: KafkaConnectionSettings, logger: Logger
     requestTimeoutMs: config.kafkaRequestTimeoutMs,
     allowAutoTopicCreation: config.allowAutoTopicCreation,
     ...(config.maxInFlightRequests !== undefined ? { maxInFlightRequests: config.maxInFlightRequests } : {}),
+    ...(config.compression !== undefined ? { compression: config.compression } : {}),
     logger,
     ...kafkaSecurity(config),
   };

@@ -11,6 +11,7 @@ export interface ConsumerStatsLike {
   transientRetries?: number;
   offsetCommits?: number;
   state?: string;
+  topicsAwaited?: readonly string[];
 }
 
 const CONSUMER_STATES = ['idle', 'starting', 'running', 'stopping', 'stopped', 'failed'];
@@ -32,6 +33,16 @@ export function registerConsumerMetrics(registry: Registry, stats: ConsumerStats
   ];
   for (const [name, help, read] of counters) {
     if (read() !== undefined) mirroredCounter(registry, name, help, () => read() ?? 0);
+  }
+  if (stats.topicsAwaited !== undefined) {
+    new Gauge({
+      name: 'outbox_tail_consumer_topics_awaited',
+      help: 'Named topics the consumer waits for at start because they do not exist yet (0 once it joined its group)',
+      registers: [registry],
+      collect() {
+        this.set(stats.topicsAwaited?.length ?? 0);
+      },
+    });
   }
   if (stats.state !== undefined) {
     new Gauge({

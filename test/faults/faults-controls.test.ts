@@ -41,6 +41,12 @@ describe('negative controls: the same checks catch a broken relay', () => {
     expect(r.lost).toBeGreaterThan(0);
   }, 300_000);
 
+  it('pg-password-rotation catches a relay that read its password once (it cannot log in again: loss)', async () => {
+    const r = report(await scenario('pg-password-rotation').run({ fs: stack.fs, log, variant: 'password-read-once', quick: true }));
+    expect(r.passed).toBe(false);
+    expect(r.lost, 'a relay that cannot log in again loses at least one committed row').toBeGreaterThan(0);
+  }, 300_000);
+
   it('standby-takeover’s interleaving check catches two relays publishing at once', async () => {
     const { drops, duplicates } = await twoActiveRelays({ fs: stack.fs, log });
     console.log(`two active relays: commit_lsn went back ${drops} times, ${duplicates} duplicates`);

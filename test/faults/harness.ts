@@ -110,6 +110,8 @@ export class FaultRun {
   private closed = false;
   /** A deliberately broken relay ran (a negative control): its failure is expected, so its log is not printed. */
   private brokenRelay = false;
+  /** What I12 looks for in the relays' output: their password, and any a scenario rotates to. */
+  readonly secrets: string[] = [RELAY_PASSWORD];
   /** exactly-once: ids a correct relay's run holds twice read_committed, explained at close(). */
   private duplicateIds: string[] = [];
   readonly group: string;
@@ -411,7 +413,8 @@ export class FaultRun {
       } catch {
         /* exited */
       }
-      if (text.includes(RELAY_PASSWORD) || argv.includes(RELAY_PASSWORD)) found.push(`password in relay ${r.pid} output`);
+      for (const secret of this.secrets)
+        if (text.includes(secret) || argv.includes(secret)) found.push(`password ${this.secrets.indexOf(secret)} in relay ${r.pid} output`);
       if (text.includes(this.marker)) found.push(`payload in relay ${r.pid} output`);
     }
     return found;

@@ -4,11 +4,14 @@
  * heals it, and checks the invariants of docs/architecture.md#invariants that apply, with
  * counts (harness.ts, recount.ts).
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { Lsn } from '../../src/shared/lsn.js';
 import { isStreaming, type RelayProcess } from '../support/relay-process.js';
-import type { FaultStack } from './fault-stack.js';
+import { RELAY_PASSWORD, RELAY_ROLE, type FaultStack } from './fault-stack.js';
 import { FaultRun, sleep, type FaultRunOptions, type FaultVariant, type ScenarioResult } from './harness.js';
 
 export interface ScenarioOptions {
@@ -907,6 +910,74 @@ export async function twoActiveRelays(options: ScenarioOptions): Promise<{ drops
   }
 }
 
+// --- 13 --------------------------------------------------------------------------------------
+
+/**
+ * The relays' role logs in with scram (prepended to pg_hba.conf, whatever the server's default) and the
+ * relay reads its password from --pg-password-file; the database's password is changed, the file rewritten
+ * and the relay's connections terminated, twice. Returns a function that puts hba back.
+ */
+async function scramForRelayRole(run: FaultRun): Promise<() => Promise<void>> {
+  const [{ file, text }] = (await run.query<{ file: string; text: string }>(
+    "select current_setting('hba_file') as file, pg_read_file(current_setting('hba_file')) as text",
+  )) as [{ file: string; text: string }];
+  // COPY writes as the server's user, so this works on a native server and in a container alike; text format
+  // escapes tabs and backslashes, which hba lines do not need.
+  const write = async (lines: string[]) => {
+    // COPY takes no parameters: the lines go through a table of the run's own database.
+    await run.query('create table if not exists hba_lines (n int primary key, l text)');
+    await run.query('truncate hba_lines');
+    await run.query('insert into hba_lines select n, l from unnest($1::text[]) with ordinality as t(l, n)', [lines]);
+    await run.query(`copy (select l from hba_lines order by n) to '${file.replace(/'/g, "''")}'`);
+    await run.query('select pg_reload_conf()');
+  };
+  const original = text.replace(/\t/g, ' ').split('\n');
+  await write([`host all ${RELAY_ROLE} 0.0.0.0/0 scram-sha-256`, `host replication ${RELAY_ROLE} 0.0.0.0/0 scram-sha-256`, ...original]);
+  return () => write(original);
+}
+
+const pgPasswordRotation: Scenario = {
+  name: 'pg-password-rotation',
+  title:
+    "PostgreSQL password rotated twice (ALTER ROLE, its --pg-password-file rewritten, the relay's connections terminated): the relay logs in with the new one; loss not allowed",
+  run: (o) =>
+    withRun(o, 'pg-password-rotation', {}, async (run) => {
+      const restoreHba = await scramForRelayRole(run);
+      const passwordFile = join(mkdtempSync(join(tmpdir(), 'outbox-tail-pw-')), 'password');
+      writeFileSync(passwordFile, `${RELAY_PASSWORD}\n`, { mode: 0o600 });
+      try {
+        const relay = await streamingRelay(run, { OUTBOX_TAIL_PG_PASSWORD_FILE: passwordFile }, o.variant);
+        run.startWriter({ ratePerSecond: 40 });
+        await warmUp(run);
+        let recovery = 0;
+        const rotations = o.quick ? 1 : 2;
+        for (let i = 1; i <= rotations; i++) {
+          const password = `rotated-${i}-${Math.random().toString(36).slice(2)}`;
+          run.secrets.push(password);
+          await run.query(`alter role ${RELAY_ROLE} password '${password}'`);
+          writeFileSync(passwordFile, `${password}\n`);
+          const killed = await run.query<{ n: string }>('select count(pg_terminate_backend(pid))::text as n from pg_stat_activity where usename = $1', [
+            RELAY_ROLE,
+          ]);
+          const healed = Date.now();
+          const r = await run.recovered(healed);
+          recovery = Math.max(recovery, r);
+          run.log(`rotation #${i}: ${killed[0]?.n} relay connections terminated; recovered ${r.toFixed(1)} s after`);
+        }
+        run.check('the relay kept running through the rotations', run.alive(relay));
+        const restarts = run.restarts(relay);
+        run.check(`the relay reconnected after each rotation (${restarts.length} session restarts)`, restarts.length >= rotations);
+        const c = await run.settle();
+        run.checkCounts(c, { duplicates: 'allowed' });
+        run.note(`${rotations} rotations, ${restarts.length} session restarts (${countCodes(restarts)}); writer ${run.writer?.stats.created} orders`);
+        return run.result(c, recovery);
+      } finally {
+        await run.query(`alter role ${RELAY_ROLE} password '${RELAY_PASSWORD}'`).catch(() => undefined);
+        await restoreHba().catch((e: Error) => run.log(`restoring pg_hba.conf: ${e.message}`));
+      }
+    }),
+};
+
 export const SCENARIOS: Scenario[] = [
   kafkaKill,
   postgresRestart,
@@ -920,6 +991,7 @@ export const SCENARIOS: Scenario[] = [
   idleOutbox,
   openTransaction,
   slotRecover,
+  pgPasswordRotation,
 ];
 
 /**

@@ -74,6 +74,8 @@ export type RelayVariant =
   // broken-pipeline.ts's:
   | 'pipeline-resend-behind'
   | 'wrapper-forgets-in-flight'
+  // broken-credentials.ts's:
+  | 'password-read-once'
   // broken-value-encoder.ts's:
   | 'encode-json-when-registry-down'
   // broken-zoo.ts's (the regression zoo):

@@ -138,6 +138,7 @@ function sinkSettings(config: RunConfig): SinkSettings {
     kafkaRequestTimeoutMs: config.kafkaRequestTimeoutMs,
     allowAutoTopicCreation: config.allowAutoTopicCreation,
     maxInFlightRequests: config.maxInFlightRequests,
+    compression: config.compression,
     kafkaSsl: config.kafkaSsl,
     kafkaSslCa: config.kafkaSslCa,
     kafkaSslCert: config.kafkaSslCert,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { CompressionTypes, type Kafka, logLevel as KafkaLogLevel, Partitioners, type Producer, type ProducerConfig } from 'kafkajs';
+import { kafkajsCompression } from '../../kafka/kafkajs/kafkajs-codecs.js';
+import { type Kafka, logLevel as KafkaLogLevel, Partitioners, type Producer, type ProducerConfig } from 'kafkajs';
 import { createKafka } from '../../kafka/kafkajs/create-kafka.js';
 import { installFastRecordEncoder } from '../../kafka/kafkajs/kafkajs-record-encoder.js';
 import { kafkajsLogCreator } from '../../kafka/kafkajs/kafkajs-log-creator.js';
@@ -89,7 +90,7 @@ export class KafkaSink implements Sink {
     if (records.length === 0) return;
     const batch = topicMessages(records);
     try {
-      await producer.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: batch });
+      await producer.sendBatch({ acks: -1, compression: kafkajsCompression(this.options.compression), topicMessages: batch });
     } catch (error) {
       throw classifyKafkaError(error, `publishing ${records.length} record(s) to ${batch.map((t) => t.topic).join(', ')}`);
     }

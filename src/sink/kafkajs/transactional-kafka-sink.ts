@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { CompressionTypes, type Kafka, logLevel as KafkaLogLevel, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
+import { kafkajsCompression } from '../../kafka/kafkajs/kafkajs-codecs.js';
+import { type Kafka, logLevel as KafkaLogLevel, type Producer, type Transaction as KafkaTransaction } from 'kafkajs';
 import { createKafka } from '../../kafka/kafkajs/create-kafka.js';
 import { OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { encodeWatermark, type Watermark } from '../watermark.js';
@@ -165,7 +166,7 @@ export class TransactionalKafkaSink implements TransactionalSink {
     const batch = topicMessages(records);
     lane.txnStartedAt ||= Date.now();
     try {
-      await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: batch });
+      await txn.sendBatch({ acks: -1, compression: kafkajsCompression(this.options.compression), topicMessages: batch });
     } catch (error) {
       throw this.classify(error, `publishing ${records.length} record(s) in a Kafka transaction to ${batch.map((t) => t.topic).join(', ')}`, lane);
     }
@@ -194,8 +195,9 @@ export class TransactionalKafkaSink implements TransactionalSink {
     lane.txnStartedAt ||= Date.now();
     try {
       // The last batch and the watermark in one produce request (one AddPartitionsToTxn for both).
-      if (records.length > 0) await txn.sendBatch({ acks: -1, compression: CompressionTypes.None, topicMessages: [...topicMessages(records), offsets] });
-      else await txn.send({ ...offsets, acks: -1 });
+      if (records.length > 0)
+        await txn.sendBatch({ acks: -1, compression: kafkajsCompression(this.options.compression), topicMessages: [...topicMessages(records), offsets] });
+      else await txn.send({ ...offsets, acks: -1, compression: kafkajsCompression(this.options.compression) });
     } catch (error) {
       // The Kafka transaction stays open: disconnect() aborts it.
       throw this.classify(error, `publishing ${records.length} record(s) and the watermark in a Kafka transaction`, lane);

@@ -146,6 +146,8 @@ export class PlatformaticKafkaSink implements Sink {
       idempotent: !pipelined,
       ...(pipelined ? { maxInflights: this.maxInFlightRequests } : {}),
       acks: ProduceAcks.ALL,
+      // The library's codecs are the WebAssembly ones kafkajs gets too (compression-codecs.ts).
+      ...(o.compression && o.compression !== 'none' ? { compression: o.compression } : {}),
       autocreateTopics: o.allowAutoTopicCreation,
       serializers: { key: (key?: Buffer) => key, value: (value?: Buffer) => value, headerKey: stringSerializer, headerValue: stringSerializer },
     });
