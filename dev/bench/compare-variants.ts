@@ -1,11 +1,12 @@
 /**
  * `npm run bench -- --relay-node 24,/usr/bin/node [...]` or
- * `--kafka-client kafkajs,platformatic`: the whole bench once per value of that
- * axis (the relay's Node.js runtime, or its Kafka client), one after the other
+ * `--kafka-client kafkajs,platformatic` or `--compression none,gzip,snappy,lz4,zstd`:
+ * the whole bench once per value of that axis (the relay's Node.js runtime, its
+ * Kafka client, or its codec), one after the other
  * on one stack (started here unless --database-url/--brokers name one), each in
  * a bench process of its own with the flag set to that value alone. The JSON
  * object has every value's result under `runtimes` (or `kafka_clients`), and
- * under `ratios` each headline figure divided by the first value's.
+ * (`compressions`) and under `ratios` each headline figure divided by the first value's.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { ROOT } from './bench-process.js';
 
 interface Options {
   /** The flag compared, and its values in the order they run. */
-  axis: 'relay-node' | 'kafka-client';
+  axis: 'relay-node' | 'kafka-client' | 'compression';
   values: string[];
   /** This bench's own arguments, to pass on. */
   argv: string[];
@@ -57,6 +58,7 @@ const HEADLINES = [
   'catchup.events_per_sec',
   'catchup.cpu.us_per_event.relay',
   'catchup.peak_rss_mb',
+  'catchup.broker_bytes_per_event',
   'catchup_batched.events_per_sec',
   'big_txn.seconds',
   'big_txn.peak_rss_mb',
@@ -107,9 +109,10 @@ export async function compareVariants(o: Options): Promise<void> {
       }),
     ),
   }));
-  const combined = o.axis === 'relay-node' ? { runtimes, ratios } : { kafka_clients: runtimes, ratios };
+  const combined =
+    o.axis === 'relay-node' ? { runtimes, ratios } : o.axis === 'kafka-client' ? { kafka_clients: runtimes, ratios } : { compressions: runtimes, ratios };
   const lines = [
-    `${o.axis === 'relay-node' ? 'runtimes' : 'Kafka clients'} side by side (${runtimes.map((r) => r.node).join(' vs ')}), one stack, one after the other:`,
+    `${o.axis === 'relay-node' ? 'runtimes' : o.axis === 'kafka-client' ? 'Kafka clients' : 'codecs'} side by side (${runtimes.map((r) => r.node).join(' vs ')}), one stack, one after the other:`,
     `  ${'figure'.padEnd(34)} ${runtimes.map((r) => r.node.padStart(12)).join(' ')}`,
     ...HEADLINES.map((name) => `  ${name.padEnd(34)} ${runtimes.map((r) => String(pick(r.result, name) ?? '-').padStart(12)).join(' ')}`),
   ];

@@ -18,6 +18,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import pg from 'pg';
 import { configSchema } from '../../src/config/config-schema.js';
 import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
+import { topicBytes } from './topic-bytes.js';
 import { Lsn } from '../../src/shared/lsn.js';
 import { startStack, type StackHandle } from '../stack/index.js';
 import {
@@ -82,6 +83,7 @@ const { values: flags } = parseArgs({
     profile: { type: 'string' },
     'poll-interval-ms': { type: 'string' },
     'kafka-client': { type: 'string' },
+    compression: { type: 'string' },
     'dump-latency': { type: 'string' },
     compare: { type: 'string' },
     'debezium-java-opts': { type: 'string' },
@@ -132,6 +134,9 @@ if (flags.help) {
                         --node-args= runs bare node)
   --profile DIR         run the relay processes with --cpu-prof into DIR
   --poll-interval-ms N  polling baseline's sleep when nothing is unsent (default 10)
+  --compression C       the relay's --compression (default none); a list (none,gzip,snappy,lz4,zstd)
+                        benches each codec in a run of its own on one stack, side by side, with the
+                        bytes per event on the broker (catchup.broker_bytes_per_event)
   --kafka-client C      kafkajs (default) or platformatic: the relay's --kafka-client, also used by
                         the Kafka limit and the polling baseline. kafkajs,platformatic runs the whole
                         bench once per client on one stack, side by side under "kafka_clients"
@@ -207,12 +212,17 @@ if (flags['compare-first'] !== undefined && !['outbox-tail', 'debezium'].include
   throw new Error('--compare-first must be outbox-tail or debezium');
 /** Who goes first matters a little (page cache, the broker's log segments): run both orders to see how much. */
 const DEBEZIUM_FIRST = flags['compare-first'] === 'debezium';
+/** The codecs of --compression none,gzip,..., each benched in a run of its own. */
+const COMPRESSIONS_BENCHED = (flags.compression ?? 'none').split(',').filter(Boolean);
+for (const c of COMPRESSIONS_BENCHED)
+  if (!['none', 'gzip', 'snappy', 'lz4', 'zstd'].includes(c))
+    throw new Error('--compression must be none, gzip, snappy, lz4, zstd, or several comma separated');
 /** The clients of --kafka-client kafkajs,platformatic, each benched in a run of its own. */
 const KAFKA_CLIENTS = (flags['kafka-client'] ?? 'kafkajs').split(',').filter(Boolean);
 for (const c of KAFKA_CLIENTS)
   if (!['kafkajs', 'platformatic'].includes(c)) throw new Error('--kafka-client must be kafkajs, platformatic, or both comma separated');
-if (KAFKA_CLIENTS.length > 1 && opts.relayNodes.length > 1)
-  throw new Error('compare one axis at a time: --relay-node with several runtimes, or --kafka-client kafkajs,platformatic');
+if ([KAFKA_CLIENTS.length > 1, opts.relayNodes.length > 1, COMPRESSIONS_BENCHED.length > 1].filter(Boolean).length > 1)
+  throw new Error('compare one axis at a time: --relay-node with several runtimes, --kafka-client kafkajs,platformatic or --compression with several codecs');
 type Delivery = 'at-least-once' | 'exactly-once';
 const DELIVERIES: readonly Delivery[] = ['at-least-once', 'exactly-once'];
 const deliveryFlag = flags.delivery ?? 'at-least-once';
@@ -236,6 +246,7 @@ const nextModes = (): readonly Delivery[] => (scenarioRound++ % 2 === 0 ? MODES 
 /** An exactly-once relay publishes to topics of its own, so both modes can read one backlog. */
 const topicFor = (mode: Delivery, type: string) => (mode === 'exactly-once' ? `outbox.eos.${type}` : `outbox.event.${type}`);
 opts.relayEnv.OUTBOX_TAIL_KAFKA_CLIENT ??= opts.kafkaClient;
+if (COMPRESSIONS_BENCHED.length === 1) opts.relayEnv.OUTBOX_TAIL_COMPRESSION ??= COMPRESSIONS_BENCHED[0]!;
 for (const s of opts.scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}; use ${SCENARIOS.join(',')}`);
 for (const [k, v] of [
   ['events', opts.events],
@@ -383,6 +394,8 @@ interface CatchupResult {
   loadavg_1m: number;
   /** The relay's RSS every 250 ms: [seconds since spawn, MB] (--plot draws it). */
   rss_mb_over_time: Array<[number, number]>;
+  /** The topic's bytes on the broker grown by this run, per event (its --compression's effect; batch headers and markers included). */
+  broker_bytes_per_event: number | null;
 }
 
 /** A publisher process that reads the slot: streamingAt is the wall clock (ms) when it said it does. */
@@ -456,6 +469,7 @@ async function relayCatchup(
   baseRecords = 0,
 ): Promise<CatchupResult> {
   const topic = topicFor(mode, type);
+  const bytesBefore = await brokerBytes(ctx, topic);
   const { proc: relay, streamingAt } = await start(ctx, name, slot, mode);
   try {
     const window = cpuWindow({ relay: relay.pid, walsender: await walsenderPid(ctx.pg, slot), broker: ctx.brokerPid() });
@@ -469,6 +483,7 @@ async function relayCatchup(
     const cpu = relay.cpuSeconds();
     await relay.stop();
     const records = mode === 'exactly-once' ? (await readAppendTimes(ctx.kafka, topic, baseRecords + events)).records : done.records;
+    const bytesAfter = await brokerBytes(ctx, topic);
     return {
       events,
       seconds: round(seconds, 2),
@@ -483,9 +498,20 @@ async function relayCatchup(
       relay_sends: sends,
       loadavg_1m: round(loadavg()[0]!, 2),
       rss_mb_over_time: relay.rssSeries(),
+      broker_bytes_per_event: bytesBefore !== null && bytesAfter !== null ? round((bytesAfter - bytesBefore) / events, 1) : null,
     };
   } finally {
     await relay.stop();
+  }
+}
+
+/** The topic's bytes on the broker (Kafka's LogDirsCommand), or null (logged) where the broker's jars are not here. */
+async function brokerBytes(ctx: Ctx, topic: string): Promise<number | null> {
+  try {
+    return (await topicBytes(ctx.brokers, [topic])).get(topic) ?? 0;
+  } catch (error) {
+    log(`  bytes on the broker not measured: ${(error as Error).message.split('\n')[0]}`);
+    return null;
   }
 }
 
@@ -1376,7 +1402,7 @@ async function main(): Promise<void> {
     await plot(JSON.parse(readFileSync(flags['plot-from'], 'utf8')) as BenchResultLike);
     return;
   }
-  if (flags.plot && (opts.relayNodes.length > 1 || KAFKA_CLIENTS.length > 1))
+  if (flags.plot && (opts.relayNodes.length > 1 || KAFKA_CLIENTS.length > 1 || COMPRESSIONS_BENCHED.length > 1))
     throw new Error('--plot draws one run: with several runtimes or clients, --json-out FILE, then --plot-from a run of its own');
   if (opts.relayNodes.length > 1) {
     await compareVariants({ axis: 'relay-node', values: opts.relayNodes.map(resolveNodeBinary), argv: process.argv.slice(2), flags, log });
@@ -1384,6 +1410,10 @@ async function main(): Promise<void> {
   }
   if (KAFKA_CLIENTS.length > 1) {
     await compareVariants({ axis: 'kafka-client', values: KAFKA_CLIENTS, argv: process.argv.slice(2), flags, log });
+    return;
+  }
+  if (COMPRESSIONS_BENCHED.length > 1) {
+    await compareVariants({ axis: 'compression', values: COMPRESSIONS_BENCHED, argv: process.argv.slice(2), flags, log });
     return;
   }
   const t0 = Date.now();

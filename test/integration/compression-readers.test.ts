@@ -14,8 +14,7 @@ import { createIdempotentConsumer } from '../../src/consumer/index.js';
 import type { Compression } from '../../src/kafka/compression-codecs.js';
 import { createTopicsAndWait } from '../../src/kafka/kafkajs/create-topics.js';
 import { createOffsetsTopic } from '../../src/sink/kafkajs/offsets-topic.js';
-import { stackEnv } from '../../dev/stack/env.js';
-import { findKafkaJars } from '../../dev/stack/native-kafka.js';
+import { kafkaTool, topicBytes } from '../../dev/bench/topic-bytes.js';
 import { uniqueName } from '../support/database.js';
 import { kafkaFor } from '../support/kafka.js';
 import { isStreaming } from '../support/relay-process.js';
@@ -41,36 +40,6 @@ const COMBINATIONS: Array<{ compression: Compression; client: 'kafkajs' | 'platf
 
 /** "key<TAB>value" lines, sorted: what each reader must print for a topic. */
 const lines = (records: Array<{ key: string; value: string }>) => records.map((r) => `${r.key}\t${r.value}`).sort();
-
-/** Runs a class of the broker's jars (Kafka's own tools) and returns its standard output. */
-async function kafkaTool(mainClass: string, args: string[]): Promise<string> {
-  const env = stackEnv();
-  const { libDir } = await findKafkaJars(env.cacheDir, env.kafkaVersion);
-  const java = env.javaHome !== undefined ? `${env.javaHome}/bin/java` : 'java';
-  const { stdout } = await run(java, ['-Xmx256M', '-cp', `${libDir}/*`, mainClass, ...args], { maxBuffer: 1 << 24, timeout: 90_000 });
-  return stdout;
-}
-
-/** Bytes each topic holds on the broker (Kafka's LogDirsCommand, the sum of its partitions' log sizes). */
-async function topicBytes(topics: string[], brokers: string[]): Promise<Map<string, number>> {
-  const out = await kafkaTool('org.apache.kafka.tools.LogDirsCommand', [
-    '--bootstrap-server',
-    brokers.join(','),
-    '--describe',
-    '--topic-list',
-    topics.join(','),
-  ]);
-  const json = JSON.parse(out.split('\n').find((l) => l.startsWith('{'))!) as {
-    brokers: Array<{ logDirs: Array<{ partitions: Array<{ partition: string; size: number }> }> }>;
-  };
-  const sizes = new Map<string, number>();
-  for (const dir of json.brokers.flatMap((b) => b.logDirs))
-    for (const p of dir.partitions) {
-      const topic = p.partition.slice(0, p.partition.lastIndexOf('-'));
-      sizes.set(topic, (sizes.get(topic) ?? 0) + p.size);
-    }
-  return sizes;
-}
 
 /** What Kafka's Java consumer reads (read_committed) from `topics`, per topic, as "key<TAB>value" lines. */
 async function javaConsumer(topics: string[], brokers: string[]): Promise<Map<string, string[]>> {
@@ -162,7 +131,7 @@ describe('--compression: every codec is read back byte for byte by Kafka’s Jav
     const topicOf = (c: (typeof COMBINATIONS)[number]) => topics.find((t) => t.includes(`z_${c.compression}_${c.client}`))!;
 
     // Compressed for real: each codec's topic holds well under the uncompressed one's bytes (the rows repeat text).
-    const sizes = await topicBytes(topics, bed.stack.brokers);
+    const sizes = await topicBytes(bed.stack.brokers, topics);
     const plain = sizes.get(topicOf(COMBINATIONS[0]!))!;
     const ratios = COMBINATIONS.map((c) => `${c.compression}/${c.client}: ${((sizes.get(topicOf(c)) ?? 0) / plain).toFixed(2)}`);
     console.log(`bytes on the broker relative to none (${plain} bytes for ${ROWS} records): ${ratios.join(', ')}`);

@@ -336,6 +336,30 @@ export function checkMinInsyncReplicas(kafka: KafkaFacts, config: DoctorSettings
   return ok(name, `${topics.map((t) => `${t.name}: RF ${t.replicationFactor}, min.insync.replicas ${t.minInsyncReplicas}`).join('; ')}; acks=all${single}`);
 }
 
+/**
+ * A topic whose compression.type names a codec makes the broker recompress every batch into it: the relay's
+ * --compression is undone at the broker's CPU (and, with none, the relay's cheap batches are compressed there).
+ */
+export function checkCompression(kafka: KafkaFacts, config: DoctorSettings): CheckResult {
+  const name = 'topic compression';
+  const codec = config.compression ?? 'none';
+  const topics = [...kafka.topics, ...(config.delivery === 'exactly-once' ? [kafka.offsetsTopic] : [])].filter((t) => t.exists);
+  if (topics.length === 0) return ok(name, `no existing topic to check; the relay writes --compression ${codec}`);
+  const keeps = (t: KafkaTopicFacts) => t.compressionType === null || t.compressionType === 'producer' || t.compressionType === codec;
+  const forced = topics.filter((t) => !keeps(t));
+  if (forced.length > 0) {
+    return warn(
+      name,
+      forced.map((t) => `${t.name}: compression.type=${t.compressionType}`).join('; ') +
+        `: the broker recompresses the relay's ${codec} batches into that codec, at its own CPU cost`,
+      forced
+        .map((t) => `kafka-configs.sh --bootstrap-server <broker> --alter --entity-type topics --entity-name ${t.name} --add-config compression.type=producer`)
+        .join('; ') + ` (or run the relay with --compression ${forced[0]!.compressionType})`,
+    );
+  }
+  return ok(name, `${topics.map((t) => `${t.name}: compression.type=${t.compressionType ?? 'producer'}`).join(', ')}; the relay writes ${codec}`);
+}
+
 export function checkRetention(kafka: KafkaFacts, options: DoctorOptions): CheckResult {
   const name = 'topic retention';
   const topics = kafka.topics.filter((t) => t.exists);
@@ -422,6 +446,7 @@ export function kafkaChecks(kafka: KafkaFacts, config: DoctorSettings, options: 
     checkTopics(kafka, config, options),
     checkMinInsyncReplicas(kafka, config),
     checkRetention(kafka, options),
+    checkCompression(kafka, config),
     checkOffsetsTopic(kafka, config),
     checkTransactionTimeout(kafka, config),
   ];

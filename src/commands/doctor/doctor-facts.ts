@@ -64,6 +64,8 @@ export interface KafkaTopicFacts {
   /** retention.ms; -1 = forever. */
   retentionMs: number | null;
   cleanupPolicy: string | null;
+  /** compression.type: producer (keep the producer's codec) or a codec the broker recompresses to. */
+  compressionType: string | null;
 }
 
 export interface KafkaFacts {

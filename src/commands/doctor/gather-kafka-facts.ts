@@ -52,7 +52,11 @@ export function gatherKafkaFacts(config: DoctorSettings, topicNames: string[]): 
       }
       const described = await admin.describeConfigs({
         includeSynonyms: false,
-        resources: present.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['min.insync.replicas', 'retention.ms', 'cleanup.policy'] })),
+        resources: present.map((name) => ({
+          type: ConfigResourceTypes.TOPIC,
+          name,
+          configNames: ['min.insync.replicas', 'retention.ms', 'cleanup.policy', 'compression.type'],
+        })),
       });
       for (const r of described.resources) {
         const f = facts.get(r.resourceName);
@@ -61,6 +65,7 @@ export function gatherKafkaFacts(config: DoctorSettings, topicNames: string[]): 
         f.minInsyncReplicas = numberOrNull(value('min.insync.replicas'));
         f.retentionMs = numberOrNull(value('retention.ms'));
         f.cleanupPolicy = value('cleanup.policy');
+        f.compressionType = value('compression.type');
       }
     }
     return {
@@ -73,7 +78,16 @@ export function gatherKafkaFacts(config: DoctorSettings, topicNames: string[]): 
 }
 
 function emptyTopic(name: string): KafkaTopicFacts {
-  return { name, exists: false, partitions: null, replicationFactor: null, minInsyncReplicas: null, retentionMs: null, cleanupPolicy: null };
+  return {
+    name,
+    exists: false,
+    partitions: null,
+    replicationFactor: null,
+    minInsyncReplicas: null,
+    retentionMs: null,
+    cleanupPolicy: null,
+    compressionType: null,
+  };
 }
 
 function numberOrNull(v: string | null): number | null {

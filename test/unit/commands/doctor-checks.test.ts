@@ -10,6 +10,7 @@ import {
   checkOutboxRetention,
   checkPublication,
   checkRetention,
+  checkCompression,
   checkRole,
   checkSlot,
   checkStandby,
@@ -97,6 +98,7 @@ const topic = (over: Partial<KafkaTopicFacts> = {}): KafkaTopicFacts => ({
   minInsyncReplicas: 2,
   retentionMs: 7 * 86_400_000,
   cleanupPolicy: 'delete',
+  compressionType: 'producer',
   ...over,
 });
 
@@ -338,6 +340,15 @@ describe('doctor checks (pure, over gathered facts)', () => {
     const badOffsets = kafka({ offsetsTopic: topic({ name: 'outbox-tail.offsets', replicationFactor: 1, minInsyncReplicas: 2, cleanupPolicy: 'compact' }) });
     expect(checkMinInsyncReplicas(badOffsets, c).status).toBe('ok');
     expect(checkMinInsyncReplicas(badOffsets, config({ delivery: 'exactly-once' })).status).toBe('fail');
+  });
+
+  it('compression: warns when a topic makes the broker recompress into another codec than --compression', () => {
+    expect(checkCompression(kafka(), config({ compression: 'zstd' }))).toMatchObject({ status: 'ok' });
+    expect(checkCompression(kafka({ topics: [topic({ compressionType: 'zstd' })] }), config({ compression: 'zstd' }))).toMatchObject({ status: 'ok' });
+    const forced = checkCompression(kafka({ topics: [topic({ compressionType: 'gzip' })] }), config({ compression: 'lz4' }));
+    expect(forced).toMatchObject({ status: 'warn' });
+    expect(forced.found).toMatch(/outbox.event.order: compression.type=gzip: the broker recompresses the relay's lz4 batches/);
+    expect(forced.fix).toMatch(/--add-config compression.type=producer .*or run the relay with --compression gzip/);
   });
 
   it('retention: warns when retention.ms is shorter than --recovery-window; forever is fine', () => {
