@@ -61,6 +61,8 @@ export function startRelay(options: StartRelayOptions): RelayProcess {
     ...(process.env.OUTBOX_TAIL_SINK_THREAD ? { OUTBOX_TAIL_SINK_THREAD: process.env.OUTBOX_TAIL_SINK_THREAD } : {}),
     // ... and with the produce chain pipelined: OUTBOX_TAIL_KAFKA_CLIENT=platformatic OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS=5 npx vitest ...
     ...(process.env.OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS ? { OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS: process.env.OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS } : {}),
+    // ... and with every batch compressed: OUTBOX_TAIL_COMPRESSION=zstd npx vitest ...
+    ...(process.env.OUTBOX_TAIL_COMPRESSION ? { OUTBOX_TAIL_COMPRESSION: process.env.OUTBOX_TAIL_COMPRESSION } : {}),
     ...options.env,
   };
   const [command, args] = options.variant
