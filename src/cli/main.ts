@@ -79,6 +79,11 @@ function warnSecretsOnCommandLine(argv: string[]): void {
   if (argv.some((a) => /^--sasl-password(=|$)/.test(a))) {
     process.stderr.write('outbox-tail: warning: --sasl-password is visible in `ps`; use --sasl-password-file, OUTBOX_TAIL_SASL_PASSWORD or a config file\n');
   }
+  if (argv.some((a) => /^--sasl-oauth-client-secret(=|$)/.test(a))) {
+    process.stderr.write(
+      'outbox-tail: warning: --sasl-oauth-client-secret is visible in `ps`; use --sasl-oauth-client-secret-file, OUTBOX_TAIL_SASL_OAUTH_CLIENT_SECRET or a config file\n',
+    );
+  }
 }
 
 const io: CommandIo = {

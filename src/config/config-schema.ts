@@ -311,10 +311,11 @@ export const configSchema = z
     kafkaSslCa: path.optional().meta({ group: 'Kafka connection', description: 'CA certificate file (PEM) for the brokers (default: the system CAs)' }),
     kafkaSslCert: path.optional().meta({ group: 'Kafka connection', description: 'Client certificate file (PEM) for mutual TLS, with --kafka-ssl-key' }),
     kafkaSslKey: path.optional().meta({ group: 'Kafka connection', description: 'Client private key file (PEM)' }),
-    saslMechanism: z
-      .enum(['plain', 'scram-sha-256', 'scram-sha-512'])
-      .optional()
-      .meta({ group: 'Kafka connection', description: 'SASL mechanism (use with --kafka-ssl: PLAIN sends the password in clear)' }),
+    saslMechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer', 'aws-msk-iam']).optional().meta({
+      group: 'Kafka connection',
+      description:
+        'SASL mechanism (use with --kafka-ssl: PLAIN sends the password in clear); oauthbearer: OIDC client credentials (--sasl-oauth-*); aws-msk-iam: AWS MSK IAM with the default credential chain (--aws-region)',
+    }),
     saslUsername: z.string().trim().min(1).optional().meta({ group: 'Kafka connection', description: 'SASL user name' }),
     saslPassword: z.string().min(1).optional().meta({
       group: 'Kafka connection',
@@ -322,6 +323,27 @@ export const configSchema = z
       secret: true,
     }),
     saslPasswordFile: path.optional().meta({ group: 'Kafka connection', description: 'Read the SASL password from this file' }),
+    saslOauthTokenEndpoint: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .meta({
+        group: 'Kafka connection',
+        description:
+          "OAUTHBEARER: the identity provider's token endpoint (client credentials grant), e.g. https://idp/realms/kafka/protocol/openid-connect/token",
+      }),
+    saslOauthClientId: z.string().trim().min(1).optional().meta({ group: 'Kafka connection', description: 'OAUTHBEARER: the OAuth client id' }),
+    saslOauthClientSecret: z.string().min(1).optional().meta({
+      group: 'Kafka connection',
+      description: 'OAUTHBEARER: the OAuth client secret (prefer --sasl-oauth-client-secret-file or the env var: argv is visible in ps)',
+      secret: true,
+    }),
+    saslOauthClientSecretFile: path.optional().meta({ group: 'Kafka connection', description: 'OAUTHBEARER: read the OAuth client secret from this file' }),
+    saslOauthScope: z.string().trim().min(1).optional().meta({ group: 'Kafka connection', description: 'OAUTHBEARER: the scope asked for (space separated)' }),
+    saslOauthExtensions: list.optional().meta({
+      group: 'Kafka connection',
+      description:
+        'OAUTHBEARER: SASL extensions sent with the token, key=value comma separated (Confluent Cloud: logicalCluster=lkc-...,identityPoolId=pool-...)',
+    }),
     metricsListen: listenAddress.default('127.0.0.1:9464').meta({
       group: 'Observability',
       description:
@@ -378,6 +400,7 @@ export const configSchema = z
     const exclusive = [
       ['databaseUrl', 'databaseUrlFile'],
       ['saslPassword', 'saslPasswordFile'],
+      ['saslOauthClientSecret', 'saslOauthClientSecretFile'],
     ] as const;
     for (const [value, file] of exclusive) {
       if (c[value] !== undefined && c[file] !== undefined) {
@@ -409,10 +432,24 @@ export const configSchema = z
         message: `valueFormat ${c.valueFormat} cannot be used with recordFormat cloudevents-structured (the event is a JSON document); use cloudevents-binary`,
       });
     }
-    if (c.saslMechanism && !c.saslUsername) ctx.addIssue({ code: 'custom', path: ['saslUsername'], message: 'required with saslMechanism' });
-    if (c.saslMechanism && c.saslPassword === undefined && c.saslPasswordFile === undefined) {
+    const userPassword = c.saslMechanism === 'plain' || c.saslMechanism === 'scram-sha-256' || c.saslMechanism === 'scram-sha-512';
+    if (userPassword && !c.saslUsername) ctx.addIssue({ code: 'custom', path: ['saslUsername'], message: 'required with saslMechanism' });
+    if (userPassword && c.saslPassword === undefined && c.saslPasswordFile === undefined) {
       ctx.addIssue({ code: 'custom', path: ['saslPassword'], message: 'required with saslMechanism (or saslPasswordFile)' });
     }
+    if (c.saslMechanism === 'oauthbearer') {
+      for (const key of ['saslOauthTokenEndpoint', 'saslOauthClientId'] as const)
+        if (!c[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'required with saslMechanism oauthbearer' });
+      if (c.saslOauthClientSecret === undefined && c.saslOauthClientSecretFile === undefined)
+        ctx.addIssue({ code: 'custom', path: ['saslOauthClientSecret'], message: 'required with saslMechanism oauthbearer (or saslOauthClientSecretFile)' });
+    }
+    for (const kv of c.saslOauthExtensions ?? [])
+      if (!/^[A-Za-z]+=[\x21-\x7E \t]*$/.test(kv) || kv.startsWith('auth='))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['saslOauthExtensions'],
+          message: `${kv}: an extension is key=value with a letters-only key other than auth (RFC 7628)`,
+        });
     for (const [cert, key] of [
       ['pgSslcert', 'pgSslkey'],
       ['kafkaSslCert', 'kafkaSslKey'],
@@ -427,7 +464,9 @@ export const configSchema = z
   // Secrets given as files (--database-url-file, --sasl-password-file) are read
   // once here, so everything downstream sees one value; the path stays for the log.
   .transform((c, ctx) => {
-    const read = (key: 'databaseUrlFile' | 'saslPasswordFile' | 'schemaRegistryPasswordFile' | 'pgPasswordFile'): string | undefined => {
+    const read = (
+      key: 'databaseUrlFile' | 'saslPasswordFile' | 'schemaRegistryPasswordFile' | 'pgPasswordFile' | 'saslOauthClientSecretFile',
+    ): string | undefined => {
       const file = c[key];
       if (file === undefined) return undefined;
       try {
@@ -439,6 +478,7 @@ export const configSchema = z
     };
     const databaseUrl = read('databaseUrlFile');
     const saslPassword = read('saslPasswordFile');
+    const saslOauthClientSecret = read('saslOauthClientSecretFile');
     const schemaRegistryPassword = read('schemaRegistryPasswordFile');
     // Read again at every connection (pg-password-source.ts); read here so a missing file fails at start.
     read('pgPasswordFile');
@@ -461,6 +501,7 @@ export const configSchema = z
       ...(transactionalId !== undefined ? { transactionalId } : {}),
       ...(databaseUrl !== undefined ? { databaseUrl } : {}),
       ...(saslPassword !== undefined ? { saslPassword } : {}),
+      ...(saslOauthClientSecret !== undefined ? { saslOauthClientSecret } : {}),
       ...(schemaRegistryPassword !== undefined ? { schemaRegistryPassword } : {}),
     };
   });

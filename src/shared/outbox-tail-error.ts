@@ -40,6 +40,8 @@ export type ErrorCode =
   | 'PROTOCOL_ERROR'
   | 'KAFKA_UNREACHABLE'
   | 'KAFKA_AUTH_FAILED'
+  /** SASL/OAUTHBEARER: the token endpoint (or AWS, for MSK IAM) could not be asked for a token (retried). */
+  | 'KAFKA_AUTH_UNAVAILABLE'
   | 'KAFKA_ERROR'
   | 'MESSAGE_TOO_LARGE'
   | 'MALFORMED_ROW'

@@ -146,5 +146,11 @@ function sinkSettings(config: RunConfig): SinkSettings {
     saslMechanism: config.saslMechanism,
     saslUsername: config.saslUsername,
     saslPassword: config.saslPassword,
+    saslOauthTokenEndpoint: config.saslOauthTokenEndpoint,
+    saslOauthClientId: config.saslOauthClientId,
+    saslOauthClientSecret: config.saslOauthClientSecret,
+    saslOauthScope: config.saslOauthScope,
+    saslOauthExtensions: config.saslOauthExtensions,
+    awsRegion: config.awsRegion,
   };
 }

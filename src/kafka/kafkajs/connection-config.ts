@@ -1,9 +1,20 @@
 import type { KafkaConfig, SASLOptions } from 'kafkajs';
-import type { KafkaSasl } from '../kafka-security.js';
+import { tokenSourceOf, type KafkaSasl } from '../kafka-security.js';
 import type { KafkaSinkOptions } from '../kafka-client-options.js';
 
-function kafkajsSasl({ mechanism, username, password }: KafkaSasl): SASLOptions {
-  return { mechanism, username, password };
+function kafkajsSasl(sasl: KafkaSasl): SASLOptions {
+  if (sasl.mechanism === 'oauthbearer' || sasl.mechanism === 'aws-msk-iam') {
+    const source = tokenSourceOf(sasl);
+    // Asked at every connection and every re-authentication kafkajs does before the broker's session ends.
+    return {
+      mechanism: 'oauthbearer',
+      oauthBearerProvider: async () => {
+        const { value, extensions } = await source();
+        return { value, ...(extensions ? { extensions } : {}) };
+      },
+    } as SASLOptions;
+  }
+  return { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
 }
 
 /** The kafkajs client settings of a connection: brokers, timeouts, TLS and SASL. */

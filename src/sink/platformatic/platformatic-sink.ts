@@ -1,6 +1,6 @@
 import type { Producer, SASLOptions as PltSaslOptions } from '@platformatic/kafka';
 import { OutboxTailError } from '../../shared/outbox-tail-error.js';
-import type { KafkaSasl } from '../../kafka/kafka-security.js';
+import { tokenSourceOf, type KafkaSasl } from '../../kafka/kafka-security.js';
 import type { KafkaSinkOptions } from '../../kafka/kafka-client-options.js';
 import { javaPartition } from '../../kafka/platformatic/murmur2.js';
 import type { ClusterMetadata, Sink } from '../sink.js';
@@ -61,12 +61,24 @@ function closeQuietly(producer: PltProducer): Promise<void> {
   return new Promise((resolve) => producer.close(true, () => resolve()));
 }
 
-const PLT_SASL_MECHANISMS = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' } as const satisfies Record<
-  KafkaSasl['mechanism'],
-  PltSaslOptions['mechanism']
->;
+const PLT_SASL_MECHANISMS = {
+  plain: 'PLAIN',
+  'scram-sha-256': 'SCRAM-SHA-256',
+  'scram-sha-512': 'SCRAM-SHA-512',
+  oauthbearer: 'OAUTHBEARER',
+  'aws-msk-iam': 'OAUTHBEARER',
+} as const satisfies Record<KafkaSasl['mechanism'], PltSaslOptions['mechanism']>;
 
 function pltSasl(sasl: KafkaSasl): PltSaslOptions {
+  if (sasl.mechanism === 'oauthbearer' || sasl.mechanism === 'aws-msk-iam') {
+    const source = tokenSourceOf(sasl);
+    // The library asks again at every connection and at each re-authentication the broker's session lifetime calls for.
+    return {
+      mechanism: PLT_SASL_MECHANISMS[sasl.mechanism],
+      token: async () => (await source()).value,
+      oauthBearerExtensions: async () => (await source()).extensions ?? {},
+    } as PltSaslOptions;
+  }
   return { mechanism: PLT_SASL_MECHANISMS[sasl.mechanism], username: sasl.username, password: sasl.password };
 }
 
