@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { kafkaSecurity } from '../../../src/kafka/kafka-security.js';
 import { cachedTokenSource, mskIamTokenSource, oidcTokenSource } from '../../../src/kafka/sasl-token-source.js';
 import { resolveConfig } from '../../../src/config/resolve-config.js';
-import { OutboxTailError } from '../../../src/shared/outbox-tail-error.js';
+import type { OutboxTailError } from '../../../src/shared/outbox-tail-error.js';
 
 /** A token endpoint answering what `reply` says, recording each request's form and Authorization header. */
 let server: Server;
