@@ -21,11 +21,15 @@ export type SaslTokenSource = () => Promise<SaslToken>;
 
 /**
  * A token is fetched again once 80% of its lifetime has passed (Kafka's Java
- * client's sasl.login.refresh.window.factor), so every new connection and
- * every re-authentication the broker asks for (connections.max.reauth.ms)
- * presents a token with time left.
+ * client's sasl.login.refresh.window.factor), and never handed out with less
+ * than MIN_REMAINING_MS left: the broker ends a session when its token
+ * expires, and kafkajs re-authenticates 10 s before a session ends, so a
+ * cached token near its end made every re-authentication short, and the next
+ * one came within a second, which the broker refuses (ILLEGAL_SASL_STATE, seen
+ * against Kafka 4.1 with 30 s tokens).
  */
 const REFRESH_AT_FRACTION = 0.8;
+const MIN_REMAINING_MS = 30_000;
 /** A token endpoint that sends no expires_in: fetched again after this long. */
 const DEFAULT_LIFETIME_MS = 5 * 60_000;
 
@@ -43,7 +47,7 @@ export function cachedTokenSource(fetchToken: () => Promise<SaslToken>, now: () 
         const fetchedAt = now();
         const token = await fetchToken();
         const lifetime = Math.max(0, token.expiresAt - fetchedAt);
-        current = { token, refreshAt: fetchedAt + lifetime * REFRESH_AT_FRACTION };
+        current = { token, refreshAt: fetchedAt + Math.min(lifetime * REFRESH_AT_FRACTION, lifetime - MIN_REMAINING_MS) };
         return token;
       } finally {
         pending = null;

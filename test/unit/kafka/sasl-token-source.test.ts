@@ -41,17 +41,46 @@ describe('SASL/OAUTHBEARER tokens', () => {
     expect(Buffer.from(requests[0]!.authorization!.replace('Basic ', ''), 'base64').toString()).toBe('outbox%20tail:s3cret%3Ax');
   });
 
+  it('never hands out a token with less than 30 s left: a short-lived one is fetched for every authentication', async () => {
+    let now = 1_000_000;
+    let fetches = 0;
+    const source = cachedTokenSource(
+      async () => ({ value: `t${++fetches}`, expiresAt: now + 30_000 }),
+      () => now,
+    );
+    await source();
+    now += 1;
+    await source();
+    expect(fetches, 'a 30 s token has less than 30 s left a moment later').toBe(2);
+    const long = cachedTokenSource(
+      async () => ({ value: 'long', expiresAt: now + 100_000 }),
+      () => now,
+    );
+    let longFetches = 0;
+    const counted = cachedTokenSource(
+      async () => ({ ...(await long()), value: `l${++longFetches}` }),
+      () => now,
+    );
+    await counted();
+    now += 69_000;
+    await counted();
+    expect(longFetches, 'a 100 s token is served until 30 s before its end (80% would be 80 s)').toBe(1);
+    now += 2_000;
+    await counted();
+    expect(longFetches).toBe(2);
+  });
+
   it('serves the cached token until 80% of its lifetime, then fetches once for every caller', async () => {
     let now = 1_000_000;
     let fetches = 0;
     const source = cachedTokenSource(
-      async () => ({ value: `t${++fetches}`, expiresAt: now + 100_000 }),
+      async () => ({ value: `t${++fetches}`, expiresAt: now + 1_000_000 }),
       () => now,
     );
     expect((await source()).value).toBe('t1');
-    now += 79_000;
+    now += 790_000;
     expect((await source()).value).toBe('t1');
-    now += 2_000;
+    now += 20_000;
     const [a, b, c] = await Promise.all([source(), source(), source()]);
     expect([a.value, b.value, c.value]).toEqual(['t2', 't2', 't2']);
     expect(fetches).toBe(2);
