@@ -76,6 +76,7 @@ export type RelayVariant =
   | 'wrapper-forgets-in-flight'
   // broken-credentials.ts's:
   | 'password-read-once'
+  | 'token-never-refreshed'
   // broken-value-encoder.ts's:
   | 'encode-json-when-registry-down'
   // broken-zoo.ts's (the regression zoo):
