@@ -6,6 +6,7 @@ import { withPgClient } from '../../postgres/with-pg-client.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import { doctorExitCode, kafkaChecks, postgresChecks, type CheckResult, type CheckStatus } from './doctor-checks.js';
 import type { DoctorOptions, KafkaFacts, PostgresFacts, StandbyFacts } from './doctor-facts.js';
+import { credentialChecks } from './credential-checks.js';
 import { expectedTopics, gatherKafkaFacts } from './gather-kafka-facts.js';
 import { gatherPostgresFacts, gatherStandbyFacts } from './gather-postgres-facts.js';
 
@@ -26,7 +27,8 @@ function reason(error: unknown): string {
 
 /** Gathers the facts (PostgreSQL, the standby, Kafka; each failure is a failed check, never a crash) and runs every check. */
 export async function runDoctor(config: DoctorSettings, options: DoctorOptions, logger: Logger, nowMs = Date.now()): Promise<DoctorReport> {
-  const checks: CheckResult[] = [];
+  // The credential sources first: a password command or token endpoint that fails explains the connection failures below.
+  const checks: CheckResult[] = await credentialChecks(config);
   let pg: PostgresFacts | null = null;
   try {
     pg = await withPgClient(config, (client) => gatherPostgresFacts(client, config, options.walSampleMs));
