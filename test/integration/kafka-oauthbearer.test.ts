@@ -9,7 +9,7 @@
  * token, stops delivering once its token has expired.
  */
 import { spawn, type ChildProcess, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ import { createSlot, query } from '../support/slot.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CLIENT_SECRET = 'outbox-tail-oauth-secret';
-const TOKEN_SECONDS = 30;
+const TOKEN_SECONDS = 20;
 
 let keycloak: ChildProcess | null = null;
 let stack: StackHandle;
@@ -37,6 +37,8 @@ const collectors: KafkaCollector[] = [];
 beforeAll(async () => {
   mkdirSync(dir, { recursive: true });
   const home = execFileSync('bash', [`${ROOT}bin/setup-keycloak.sh`], { encoding: 'utf8' }).trim();
+  // A fresh database each run: --import-realm skips a realm that exists, and the fixture must be the realm used.
+  rmSync(join(home, 'data', 'h2'), { recursive: true, force: true });
   mkdirSync(join(home, 'data', 'import'), { recursive: true });
   copyFileSync(`${ROOT}test/fixtures/keycloak/kafka-realm.json`, join(home, 'data', 'import', 'kafka-realm.json'));
   const port = await freePort();
@@ -59,6 +61,13 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 500));
   }
   console.log(`keycloak ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  // The realm is the fixture's: its tokens live TOKEN_SECONDS.
+  const answer = await fetch(`${realmUrl}/protocol/openid-connect/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`outbox-tail:${CLIENT_SECRET}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  });
+  expect(((await answer.json()) as { expires_in?: number }).expires_in).toBe(TOKEN_SECONDS);
   stack = await startStack({
     provider: 'native',
     kafkaExtraListeners: { OAUTH: 'SASL_PLAINTEXT' },
