@@ -415,6 +415,16 @@ export const configSchema = z
     if (passwordSources.length > 1) {
       ctx.addIssue({ code: 'custom', path: [passwordSources[1]!], message: `give one password source: ${passwordSources.join(', ')} were given` });
     }
+    // libpq refuses verify-ca without a root certificate: with the system's CAs and no host name check, any server
+    // holding any publicly signed certificate would pass.
+    if (c.pgSslmode === 'verify-ca' && c.pgSslrootcert === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pgSslmode'],
+        message:
+          "verify-ca needs --pg-sslrootcert <the CA file the server certificate chains to> (as libpq does); to trust the system's CAs use verify-full, which also checks the host name",
+      });
+    }
     // The token is the password: without TLS it would cross the network in clear, and RDS refuses IAM logins without TLS.
     if (c.pgAuth === 'rds-iam' && (c.pgSslmode === undefined || c.pgSslmode === 'disable')) {
       ctx.addIssue({

@@ -78,6 +78,12 @@ function pgTls(config: Omit<PgSettings, 'connectTimeoutMs'>): false | Connection
     return undefined;
   }
   if (mode === 'disable') return false;
+  if (mode === 'verify-ca' && !config.pgSslrootcert) {
+    throw new OutboxTailError('CONFIG_INVALID', 'sslmode verify-ca without a root certificate would trust any publicly signed server certificate', {
+      retriable: false,
+      hint: "give --pg-sslrootcert <the CA file> (as libpq requires), or use verify-full to trust the system's CAs with a host name check",
+    });
+  }
   const tls: ConnectionOptions = {};
   if (config.pgSslrootcert) tls.ca = readPem(config.pgSslrootcert, 'pg-sslrootcert');
   if (config.pgSslcert) tls.cert = readPem(config.pgSslcert, 'pg-sslcert');

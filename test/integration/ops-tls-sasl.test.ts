@@ -27,6 +27,7 @@ import { createTestDatabase, uniqueName, withDatabase, type TestDatabase } from 
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
 import { createSlot, query } from '../support/slot.js';
+import { runCli } from '../support/run-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RELAY_ROLE = 'outbox_tail';
@@ -118,6 +119,7 @@ function makeCertificates(): void {
 let stack: StackHandle;
 let db: TestDatabase;
 let saslBrokers: string[];
+let saslPlaintextBrokers: string[];
 let relayUrl: string;
 const relays: RelayProcess[] = [];
 const collectors: KafkaCollector[] = [];
@@ -169,7 +171,7 @@ beforeAll(async () => {
       hba_file: path('pg_hba.conf'),
       password_encryption: 'scram-sha-256',
     },
-    kafkaExtraListeners: { SASL_SSL: 'SASL_SSL' },
+    kafkaExtraListeners: { SASL_SSL: 'SASL_SSL', SASL_PLAINTEXT: 'SASL_PLAINTEXT' },
     kafkaFormatArgs: [
       '--add-scram',
       `SCRAM-SHA-256=[name=${SCRAM_USER},password=${SCRAM_PASSWORD}]`,
@@ -181,11 +183,14 @@ beforeAll(async () => {
       'listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
       'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
       'listener.name.sasl_ssl.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required user_plainuser="${SCRAM_PASSWORD}-plain";`,
+      'listener.name.sasl_plaintext.sasl.enabled.mechanisms': 'SCRAM-SHA-256',
+      'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required;',
       'listener.name.sasl_ssl.ssl.keystore.type': 'PEM',
       'listener.name.sasl_ssl.ssl.keystore.location': path('kafka-keystore.pem'),
     },
   });
   saslBrokers = stack.kafkaListeners!.SASL_SSL!;
+  saslPlaintextBrokers = stack.kafkaListeners!.SASL_PLAINTEXT!;
   db = await createTestDatabase(stack);
   // the least-privilege role, made by the shipped script, run as the table owner
   const psql = spawnSync('psql', [db.url, '-v', `relay_password=${PG_PASSWORD}`, '-f', `${ROOT}docker/least-privilege.sql`], { encoding: 'utf8' });
@@ -292,6 +297,87 @@ describe('PostgreSQL TLS (verify-full) and Kafka SASL_SSL + SCRAM', () => {
     expect(code).toBe(3);
     expect(relay.stderr()).toMatch(/cannot connect to PostgreSQL at 127\.0\.0\.1:\d+\/\w+: self-signed certificate in certificate chain/);
     expect(relay.stderr()).not.toContain(PG_PASSWORD);
+  });
+
+  it('--pg-sslmode verify-ca without --pg-sslrootcert is a config error naming the fix; the relay never connects', async () => {
+    const env = secureEnv({ OUTBOX_TAIL_PG_SSLMODE: 'verify-ca' });
+    delete env.OUTBOX_TAIL_PG_SSLROOTCERT;
+    const relay = start(uniqueName('ops_verifyca'), env);
+    expect((await relay.exited).code).toBe(2);
+    expect(relay.stderr()).toMatch(/verify-ca needs --pg-sslrootcert <the CA file the server certificate chains to> \(as libpq does\)/);
+    expect(relay.logs.some((l) => l.event === 'preflight' || l.event === 'streaming')).toBe(false);
+  });
+
+  it('--pg-sslmode require relays over TLS without verifying the server, and says so at start', async () => {
+    const slot = uniqueName('ops_require');
+    const type = uniqueName('req');
+    await createSlot(db.url, slot);
+    const collector = await collect(`outbox.event.${type}`);
+    // no root certificate: the test CA is in no trust store, so only an unverified connection gets through
+    const env = secureEnv({ OUTBOX_TAIL_PG_SSLMODE: 'require' });
+    delete env.OUTBOX_TAIL_PG_SSLROOTCERT;
+    const relay = start(slot, env);
+    await relay.waitForLog(isStreaming, 60_000);
+    await query(db.url, `insert into outbox (aggregate_type, aggregate_id, event_type, payload) values ($1, 'r1', 'E', '{}')`, [type]);
+    await collector.waitForDistinct(1);
+    const warning = relay.logs.find((l) => l.event === 'insecure-transport');
+    expect(warning, 'a warning that the server is not verified').toMatchObject({
+      level: 40,
+      msg: expect.stringContaining('--pg-sslmode require encrypts but does not verify the server'),
+      fix: expect.stringContaining('--pg-sslmode verify-full --pg-sslrootcert'),
+    });
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('SASL SCRAM on a listener without TLS relays, with a warning that the session and records cross in clear', async () => {
+    const slot = uniqueName('ops_scram_clear');
+    const type = uniqueName('clear');
+    await createSlot(db.url, slot);
+    const collector = await collect(`outbox.event.${type}`);
+    const env = secureEnv({ OUTBOX_TAIL_BROKERS: saslPlaintextBrokers.join(',') });
+    delete env.OUTBOX_TAIL_KAFKA_SSL;
+    delete env.OUTBOX_TAIL_KAFKA_SSL_CA;
+    const relay = start(slot, env);
+    await relay.waitForLog(isStreaming, 60_000);
+    await query(db.url, `insert into outbox (aggregate_type, aggregate_id, event_type, payload) values ($1, 'c1', 'E', '{}')`, [type]);
+    await collector.waitForDistinct(1);
+    const warnings = relay.logs.filter((l) => l.event === 'insecure-transport');
+    expect(warnings.map((w) => w.msg)).toEqual([expect.stringMatching(/^Kafka: SASL SCRAM without TLS/)]);
+    expect(warnings[0]).toMatchObject({ fix: expect.stringContaining('--kafka-ssl') });
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('doctor reports the TLS of both connections: what was negotiated and what is verified', async () => {
+    const doctor = async (env: Record<string, string>) => {
+      const result = await runCli(['doctor', '--json', '--wal-sample', '200ms'], {
+        OUTBOX_TAIL_SLOT: uniqueName('ops_doctor'),
+        OUTBOX_TAIL_BROKERS: saslBrokers.join(','),
+        ...env,
+      });
+      const report = JSON.parse(result.stdout) as { checks: { check: string; status: string; found: string; fix: string | null }[] };
+      return Object.fromEntries(report.checks.filter((c) => c.check.endsWith(' TLS')).map((c) => [c.check, c]));
+    };
+    const verified = await doctor(secureEnv());
+    expect(verified['postgres TLS']).toMatchObject({
+      status: 'ok',
+      found: expect.stringMatching(/^TLSv1\.[23] \S+; TLS, chain checked against CA .*ca\.pem and host name checked \(verify-full\)$/),
+    });
+    expect(verified['kafka TLS']).toMatchObject({
+      status: 'ok',
+      found: expect.stringMatching(/^TLS, chain checked against CA .*ca\.pem and host name checked, SASL scram-sha-256$/),
+    });
+    const unverifiedEnv = secureEnv({ OUTBOX_TAIL_PG_SSLMODE: 'require', OUTBOX_TAIL_BROKERS: saslPlaintextBrokers.join(',') });
+    delete unverifiedEnv.OUTBOX_TAIL_PG_SSLROOTCERT;
+    delete unverifiedEnv.OUTBOX_TAIL_KAFKA_SSL;
+    const unverified = await doctor(unverifiedEnv);
+    expect(unverified['postgres TLS']).toMatchObject({ status: 'warn', found: expect.stringMatching(/^TLSv1\.[23] .*server not verified/) });
+    expect(unverified['kafka TLS']).toMatchObject({
+      status: 'warn',
+      found: expect.stringContaining('SCRAM without TLS'),
+      fix: expect.stringContaining('--kafka-ssl'),
+    });
   });
 
   it('SCRAM-SHA-512 and PLAIN work too; a wrong password is KAFKA_AUTH_FAILED, not retriable', async () => {

@@ -1,4 +1,5 @@
 import type { DoctorSettings } from './doctor-settings.js';
+import { kafkaTransport, postgresTransport } from '../../config/transport-security.js';
 import { EXIT } from '../../shared/outbox-tail-error.js';
 import type { DoctorOptions, KafkaFacts, KafkaTopicFacts, PostgresFacts, StandbyFacts } from './doctor-facts.js';
 
@@ -420,6 +421,40 @@ export function checkTransactionTimeout(kafka: KafkaFacts, config: DoctorSetting
   return ok(name, `broker ${max} ms >= --transaction-timeout-ms ${config.transactionTimeoutMs}`);
 }
 
+const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[?::1\]?)$/;
+
+/** A connection that never leaves the machine (loopback or a Unix socket) needs no TLS. */
+function isLocal(host: string | undefined): boolean {
+  return host === undefined || host === '' || host.startsWith('/') || LOOPBACK.test(host);
+}
+
+/**
+ * What the doctor's connection negotiated (pg_stat_ssl) beside what the options ask (libpq's sslmode table).
+ * Unverified TLS, and no TLS to another machine, are warnings: the password and every row cross the network.
+ */
+export function checkPostgresTls(pg: PostgresFacts, config: DoctorSettings): CheckResult {
+  const name = 'postgres TLS';
+  const posture = postgresTransport(config);
+  const negotiated = pg.tls ? `${pg.tls.version} ${pg.tls.cipher}` : 'not encrypted';
+  const found = `${negotiated}; ${posture.summary}`;
+  if (posture.risk) return warn(name, found, posture.fix!);
+  if (!pg.tls && !isLocal(pg.host)) {
+    return warn(name, `${found}: the password and every row cross the network in clear`, posture.fix ?? '--pg-sslmode verify-full --pg-sslrootcert <CA file>');
+  }
+  return ok(name, found);
+}
+
+/** Kafka's TLS from the options (the connection above succeeded with them); SASL without TLS is a warning. */
+export function checkKafkaTls(config: DoctorSettings): CheckResult {
+  const name = 'kafka TLS';
+  const posture = kafkaTransport(config);
+  if (posture.risk) return warn(name, `${posture.summary}: ${posture.risk.replace(/^Kafka: /, '')}`, posture.fix!);
+  if (posture.plaintext && !config.brokers.every((b) => isLocal(b.replace(/:\d+$/, '')))) {
+    return warn(name, `${posture.summary}: every record crosses the network in clear`, posture.fix!);
+  }
+  return ok(name, posture.summary);
+}
+
 /** Every PostgreSQL check, in the order an operator fixes them. */
 export function postgresChecks(
   pg: PostgresFacts,
@@ -429,6 +464,7 @@ export function postgresChecks(
   nowMs: number,
 ): CheckResult[] {
   return [
+    checkPostgresTls(pg, config),
     checkWalLevel(pg),
     checkMaxSlotWalKeepSize(pg, options),
     checkIdleReplicationSlotTimeout(pg, options),
@@ -443,6 +479,7 @@ export function postgresChecks(
 
 export function kafkaChecks(kafka: KafkaFacts, config: DoctorSettings, options: DoctorOptions): CheckResult[] {
   return [
+    checkKafkaTls(config),
     checkTopics(kafka, config, options),
     checkMinInsyncReplicas(kafka, config),
     checkRetention(kafka, options),

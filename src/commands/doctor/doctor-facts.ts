@@ -8,6 +8,10 @@ export interface PostgresFacts {
   user: string;
   inRecovery: boolean;
   walLevel: string;
+  /** The doctor's own connection as pg_stat_ssl shows it: null when not encrypted. */
+  tls: { version: string; cipher: string } | null;
+  /** The host the connection went to (a Unix socket's directory starts with /). */
+  host: string;
   /** max_slot_wal_keep_size in bytes; null when unbounded (-1). */
   maxSlotWalKeepSizeBytes: number | null;
   /** idle_replication_slot_timeout in seconds (0 = off); null where the server has no such setting (before 18). */

@@ -44,6 +44,11 @@ export async function gatherPostgresFacts(client: pg.Client, config: DoctorSetti
       )
     ).rows.map((r) => [r.name, r]),
   );
+  const ssl = (
+    await client.query<{ ssl: boolean; version: string | null; cipher: string | null }>(
+      'select ssl, version, cipher from pg_stat_ssl where pid = pg_backend_pid()',
+    )
+  ).rows[0];
   const keep = settings.get('max_slot_wal_keep_size');
   const idle = settings.get('idle_replication_slot_timeout');
   const keepValue = keep ? Number(keep.setting) : -1;
@@ -72,6 +77,8 @@ export async function gatherPostgresFacts(client: pg.Client, config: DoctorSetti
     user: info.usr,
     inRecovery: info.rec,
     walLevel: info.wal_level,
+    host: client.host,
+    tls: ssl?.ssl ? { version: ssl.version ?? '?', cipher: ssl.cipher ?? '?' } : null,
     maxSlotWalKeepSizeBytes: keepValue < 0 ? null : keepValue * (UNIT_BYTES[keep?.unit ?? 'MB'] ?? 1024 ** 2),
     idleReplicationSlotTimeoutSeconds: idle ? Number(idle.setting) * (UNIT_SECONDS[idle.unit ?? 's'] ?? 1) : null,
     synchronizedStandbySlots: info.num < 170000 ? null : await standbySlots(client, info.sss ?? ''),

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { preflight } from '../../relay/preflight.js';
 import { redactConfig } from '../../config/resolve-config.js';
 import type { RunConfig } from '../../config/run-config.js';
+import { kafkaTransport, postgresTransport } from '../../config/transport-security.js';
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { createLogger } from '../../shared/create-logger.js';
 import { RelayObservability } from '../../observability/observability.js';
@@ -56,6 +57,9 @@ export type DaemonExtras = Omit<RelayOptions, 'supervisor' | 'session' | 'sink' 
 export async function runDaemon(config: RunConfig, extras: DaemonExtras = {}): Promise<number> {
   const logger = extras.logger ?? createLogger(config.logLevel);
   logger.info({ event: 'start', config: redactConfig(config) }, 'outbox-tail starting');
+  for (const posture of [postgresTransport(config), kafkaTransport(config)]) {
+    if (posture.risk) logger.warn({ event: 'insecure-transport', transport: posture.summary, fix: posture.fix }, posture.risk);
+  }
   const stages = relayStages(config);
   const sinkFactory = extras.sinkFactory ?? createKafkaSink;
   const recover = config.onSlotLost === 'recover' ? (extras.recoverSlot ?? (() => recoverLostSlot(stages, config.recoverMarginMs, logger))) : undefined;

@@ -4,6 +4,8 @@ import { configSchema } from '../../../src/config/config-schema.js';
 import { toRunConfig, type RunConfig } from '../../../src/config/run-config.js';
 import {
   checkIdleReplicationSlotTimeout,
+  checkKafkaTls,
+  checkPostgresTls,
   checkMaxSlotWalKeepSize,
   checkMinInsyncReplicas,
   checkOffsetsTopic,
@@ -78,6 +80,8 @@ function pg(over: Partial<PostgresFacts> = {}): PostgresFacts {
     user: 'outbox_tail',
     inRecovery: false,
     walLevel: 'logical',
+    tls: null,
+    host: '127.0.0.1',
     maxSlotWalKeepSizeBytes: 8 * GB,
     idleReplicationSlotTimeoutSeconds: 0,
     synchronizedStandbySlots: { setting: '', slots: [] },
@@ -383,6 +387,46 @@ describe('doctor checks (pure, over gathered facts)', () => {
       fix: '--transaction-timeout-ms 900000   (or raise transaction.max.timeout.ms on every broker and restart them)',
     });
     expect(checkTransactionTimeout(kafka({ transactionMaxTimeoutMs: null }), config({ delivery: 'exactly-once' }))).toMatchObject({ status: 'warn' });
+  });
+
+  it('postgres TLS: reports what was negotiated and what is verified; unverified TLS and clear text to another host warn', () => {
+    const tls = { version: 'TLSv1.3', cipher: 'TLS_AES_256_GCM_SHA384' };
+    const full = checkPostgresTls(pg({ tls }), config({ pgSslmode: 'verify-full', pgSslrootcert: '/etc/ca.pem' }));
+    expect(full).toMatchObject({
+      status: 'ok',
+      found: 'TLSv1.3 TLS_AES_256_GCM_SHA384; TLS, chain checked against CA /etc/ca.pem and host name checked (verify-full)',
+    });
+    expect(checkPostgresTls(pg({ tls }), config({ pgSslmode: 'require' }))).toMatchObject({
+      status: 'warn',
+      found: expect.stringContaining('server not verified'),
+      fix: expect.stringContaining('--pg-sslmode verify-full'),
+    });
+    expect(checkPostgresTls(pg({ tls: null, host: '127.0.0.1' }), config())).toMatchObject({
+      status: 'ok',
+      found: expect.stringMatching(/^not encrypted; no TLS/),
+    });
+    expect(checkPostgresTls(pg({ tls: null, host: '/var/run/postgresql' }), config())).toMatchObject({ status: 'ok' });
+    expect(checkPostgresTls(pg({ tls: null, host: 'db.internal' }), config())).toMatchObject({
+      status: 'warn',
+      found: expect.stringContaining('cross the network in clear'),
+      fix: expect.stringContaining('--pg-sslmode verify-full'),
+    });
+  });
+
+  it("kafka TLS: SASL without TLS warns with the mechanism's exposure; TLS reports what is checked", () => {
+    const scram = { saslMechanism: 'scram-sha-256', saslUsername: 'relay', saslPassword: 'x' };
+    expect(checkKafkaTls(config({ ...scram, kafkaSsl: true, kafkaSslCa: '/etc/kafka-ca.pem' }))).toMatchObject({
+      status: 'ok',
+      found: 'TLS, chain checked against CA /etc/kafka-ca.pem and host name checked, SASL scram-sha-256',
+    });
+    expect(checkKafkaTls(config(scram))).toMatchObject({
+      status: 'warn',
+      found: expect.stringContaining('SCRAM without TLS'),
+      fix: expect.stringContaining('--kafka-ssl'),
+    });
+    expect(checkKafkaTls(config({ ...scram, saslMechanism: 'plain' }))).toMatchObject({ status: 'warn', found: expect.stringContaining('password in clear') });
+    expect(checkKafkaTls(config())).toMatchObject({ status: 'ok', found: 'no TLS, no SASL' });
+    expect(checkKafkaTls(config({ brokers: 'kafka-0.prod:9092' }))).toMatchObject({ status: 'warn', found: expect.stringContaining('in clear') });
   });
 
   it('exit code: 0 all ok, 1 with a warn, 2 with a fail (ok, warning, critical as monitoring plugins count)', () => {
