@@ -296,6 +296,7 @@ describe('outbox-tail doctor (real PostgreSQL and Kafka)', () => {
     const report = JSON.parse(run.stdout) as DoctorReport;
     expect(report.checks.map((c) => [c.check, c.status])).toEqual([
       ['postgres connection', 'fail'],
+      ['kafka TLS', 'ok'],
       ['kafka connection', 'fail'],
     ]);
   });

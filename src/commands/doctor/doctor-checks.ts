@@ -479,7 +479,6 @@ export function postgresChecks(
 
 export function kafkaChecks(kafka: KafkaFacts, config: DoctorSettings, options: DoctorOptions): CheckResult[] {
   return [
-    checkKafkaTls(config),
     checkTopics(kafka, config, options),
     checkMinInsyncReplicas(kafka, config),
     checkRetention(kafka, options),

@@ -4,7 +4,7 @@ import { OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { describeTarget } from '../../postgres/describe-target.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
 import { redactUrl } from '../../shared/redact-url.js';
-import { doctorExitCode, kafkaChecks, postgresChecks, type CheckResult, type CheckStatus } from './doctor-checks.js';
+import { checkKafkaTls, doctorExitCode, kafkaChecks, postgresChecks, type CheckResult, type CheckStatus } from './doctor-checks.js';
 import type { DoctorOptions, KafkaFacts, PostgresFacts, StandbyFacts } from './doctor-facts.js';
 import { credentialChecks } from './credential-checks.js';
 import { expectedTopics, gatherKafkaFacts } from './gather-kafka-facts.js';
@@ -60,6 +60,8 @@ export async function runDoctor(config: DoctorSettings, options: DoctorOptions, 
     }
     checks.push(...postgresChecks(pg, config, options, { facts: standby, error: standbyError }, nowMs));
   }
+  // From the options alone: it explains a failed connection below as well as a working one.
+  checks.push(checkKafkaTls(config));
   let kafka: KafkaFacts | null = null;
   try {
     kafka = await gatherKafkaFacts(config, expectedTopics(config, pg?.templateValues ?? []));
