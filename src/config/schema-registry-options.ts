@@ -12,6 +12,11 @@ export const schemaRegistryOptions = {
   }),
   schemaRegistryUrl: z
     .url({ protocol: /^https?$/ })
+    // fetch refuses URLs with credentials, and a URL is printed in logs and errors.
+    .refine(
+      (url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url),
+      'must not carry a user or password: give --schema-registry-username and --schema-registry-password-file (or OUTBOX_TAIL_SCHEMA_REGISTRY_PASSWORD)',
+    )
     .optional()
     .meta({
       group: 'Records and topics',

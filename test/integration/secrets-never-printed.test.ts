@@ -77,7 +77,11 @@ const COMMANDS: Array<[string, string[]]> = [
 
 const perCommand: Case[] = COMMANDS.flatMap(([name, argv]): Case[] => [
   { name: `${name}: flag --database-url, password in the userinfo`, args: () => [...argv, ...common(), '--database-url', pgUrl()], psWarning: true },
-  { name: `${name}: flag --database-url, ?password= in the query`, args: () => [...argv, ...common(), '--database-url', pgUrl('u@', `?password=${SENTINEL}`)], psWarning: true },
+  {
+    name: `${name}: flag --database-url, ?password= in the query`,
+    args: () => [...argv, ...common(), '--database-url', pgUrl('u@', `?password=${SENTINEL}`)],
+    psWarning: true,
+  },
   {
     name: `${name}: env OUTBOX_TAIL_DATABASE_URL, ?sslpassword= in the query`,
     args: () => [...argv, ...common()],
@@ -125,7 +129,12 @@ const ways: Case[] = [
     args: () => ['run', ...common(), '--config', file('unknown.yaml', `databaseUrl: ${pgUrl()}\nbogusOption: 1\n`)],
     exitCode: 2,
   },
-  { name: 'run: flag --database-url given twice', args: () => ['run', ...common(), '--database-url', pgUrl(), '--database-url', pgUrl()], exitCode: 2, psWarning: true },
+  {
+    name: 'run: flag --database-url given twice',
+    args: () => ['run', ...common(), '--database-url', pgUrl(), '--database-url', pgUrl()],
+    exitCode: 2,
+    psWarning: true,
+  },
   {
     name: 'run: flag --database-url beside an invalid option',
     args: () => ['run', ...common(), '--database-url', pgUrl(), '--batch-max-messages', '0'],
@@ -196,7 +205,18 @@ const ways: Case[] = [
   ]),
   {
     name: 'run: --sasl-password-file',
-    args: () => ['run', ...common(), '--database-url', plainUrl(), '--sasl-mechanism', 'plain', '--sasl-username', 'u', '--sasl-password-file', file('sasl', SENTINEL)],
+    args: () => [
+      'run',
+      ...common(),
+      '--database-url',
+      plainUrl(),
+      '--sasl-mechanism',
+      'plain',
+      '--sasl-username',
+      'u',
+      '--sasl-password-file',
+      file('sasl', SENTINEL),
+    ],
   },
   {
     name: 'run: config YAML saslPassword beside an invalid option',
@@ -265,7 +285,18 @@ const ways: Case[] = [
   },
   {
     name: 'run: env OUTBOX_TAIL_SCHEMA_REGISTRY_PASSWORD beside an invalid option',
-    args: () => ['run', ...common(), '--database-url', plainUrl(), '--value-format', 'avro', '--schema-registry-url', `http://127.0.0.1:${pgPort}`, '--batch-max-bytes', '1'],
+    args: () => [
+      'run',
+      ...common(),
+      '--database-url',
+      plainUrl(),
+      '--value-format',
+      'avro',
+      '--schema-registry-url',
+      `http://127.0.0.1:${pgPort}`,
+      '--batch-max-bytes',
+      '1',
+    ],
     env: () => ({ OUTBOX_TAIL_SCHEMA_REGISTRY_PASSWORD: SENTINEL }),
     exitCode: 2,
   },
@@ -286,7 +317,16 @@ const ways: Case[] = [
   },
   {
     name: 'run: flag --schema-registry-url with a password in the userinfo (refused)',
-    args: () => ['run', ...common(), '--database-url', plainUrl(), '--value-format', 'avro', '--schema-registry-url', `http://u:${SENTINEL}@127.0.0.1:${pgPort}`],
+    args: () => [
+      'run',
+      ...common(),
+      '--database-url',
+      plainUrl(),
+      '--value-format',
+      'avro',
+      '--schema-registry-url',
+      `http://u:${SENTINEL}@127.0.0.1:${pgPort}`,
+    ],
     exitCode: 2,
     psWarning: true,
   },
