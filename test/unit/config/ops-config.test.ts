@@ -211,6 +211,20 @@ describe('values that may hold a secret (issue 42)', () => {
     expect(message).not.toContain('s3cret');
   });
 
+  it('refuses a --database-url-file rewritten to something that is not a postgres:// URL at the next connection, without quoting it', () => {
+    const path = file('rewritten-url', 'postgres://u@db/x');
+    const config = resolveConfig({ flags: { databaseUrlFile: path } });
+    writeFileSync(path, 'u:s3cret@db/x');
+    let caught: unknown;
+    try {
+      pgConnection(config);
+    } catch (error) {
+      caught = error;
+    }
+    expect(OutboxTailError.is(caught) && [caught.code, caught.retriable]).toEqual(['PG_PASSWORD_UNAVAILABLE', true]);
+    expect((caught as Error).message).not.toContain('s3cret');
+  });
+
   it('redacts ?password= in the config it logs', () => {
     const config = resolveConfig({ flags: { databaseUrl: 'postgres://u@db/x?password=s3cret' } });
     expect(JSON.stringify(redactConfig(config))).not.toContain('s3cret');
