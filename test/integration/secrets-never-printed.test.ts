@@ -13,6 +13,10 @@ import { tempDir } from '../support/temp-dir.js';
  * so every command fails at its first connection (the metrics server starts
  * only after preflight, so no HTTP endpoint is ever open to fetch). Everything
  * the process writes on stdout and stderr is searched for the sentinel.
+ * The masking is layered (the value kept out of a message where it is made,
+ * then the form rule at the exit), so a case can stay green when one layer is
+ * removed; the exit code and the `ps` warning are checked too, so that every
+ * layer has a case that fails without it (the commit adding this note lists them).
  */
 const SENTINEL = `S3ntinel-${randomBytes(6).toString('hex')}`;
 
