@@ -3,6 +3,7 @@ import { COMPRESSIONS } from '../kafka/compression-codecs.js';
 import { DEFAULT_MESSAGE_PREFIX } from '../pipeline/assemble/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../pipeline/assemble/outbox-columns.js';
 import { hasPostgresScheme } from '../shared/has-postgres-scheme.js';
+import { hasUserinfo } from '../shared/has-userinfo.js';
 import { readSecretFile } from '../shared/read-secret-file.js';
 import { MAX_SHARDS, parseShard, shardName } from '../shared/shard-spec.js';
 import { RECORD_HEADER_NAMES } from '../pipeline/publish/record-format/record-headers.js';
@@ -329,6 +330,7 @@ export const configSchema = z
     saslPasswordFile: path.optional().meta({ group: 'Kafka connection', description: 'Read the SASL password from this file' }),
     saslOauthTokenEndpoint: z
       .url({ protocol: /^https?$/ })
+      .refine((url) => !hasUserinfo(url), 'must not carry a user or password: give --sasl-oauth-client-id and --sasl-oauth-client-secret-file')
       .optional()
       .meta({
         group: 'Kafka connection',

@@ -268,6 +268,25 @@ const ways: Case[] = [
     ],
     env: () => ({ OUTBOX_TAIL_SASL_OAUTH_CLIENT_SECRET: SENTINEL }),
   },
+  {
+    name: 'run: flag --sasl-oauth-token-endpoint with a password in the userinfo (refused)',
+    args: () => [
+      'run',
+      ...common(),
+      '--database-url',
+      plainUrl(),
+      '--sasl-mechanism',
+      'oauthbearer',
+      '--sasl-oauth-token-endpoint',
+      `http://c:${SENTINEL}@127.0.0.1:${pgPort}/token`,
+      '--sasl-oauth-client-id',
+      'c',
+      '--sasl-oauth-client-secret-file',
+      file('oauth', 'x'),
+    ],
+    exitCode: 2,
+    psWarning: true,
+  },
   // Schema registry.
   {
     name: 'run: flag --schema-registry-password',

@@ -195,6 +195,12 @@ describe('values that may hold a secret (issue 42)', () => {
     expect(message).not.toContain('s3cret');
   });
 
+  it('refuses an OAuth token endpoint with a user and password, pointing to the client id and secret options', () => {
+    const message = refusal({ flags: { saslOauthTokenEndpoint: 'https://c:s3cret@idp/token' } });
+    expect(message).toMatch(/--sasl-oauth-client-id and --sasl-oauth-client-secret-file/);
+    expect(message).not.toContain('s3cret');
+  });
+
   it('names the source of a secret given twice, not its values', () => {
     const message = refusal({ flags: { saslPassword: ['s3cret', 's3cret'] } });
     expect(message).toMatch(/--sasl-password .*given more than once.*by flag --sasl-password/s);
