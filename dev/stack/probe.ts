@@ -2,7 +2,7 @@
 import { logLevel } from 'kafkajs';
 import { createKafka } from '../../src/kafka/kafkajs/create-kafka.js';
 import pg from 'pg';
-import { redactUrl } from '../../src/shared/redact-url.js';
+import { redactUrl } from '../../src/shared/redact-secrets.js';
 import { sleep } from './process.js';
 
 // The relay's one copy, re-exported for the stack's other modules and users.

@@ -15,6 +15,7 @@ import {
 } from '../config/options.js';
 import { resolveConfig } from '../config/resolve-config.js';
 import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
+import { carriesCredentials, redactText } from '../shared/redact-secrets.js';
 import type { Command, CommandArgs, CommandIo } from '../commands/command.js';
 import { CONFIG_FILE_OPTION } from './command-options.js';
 import { COMMANDS } from './command-registry.js';
@@ -70,33 +71,54 @@ function loadConfig(argv: Record<string, unknown>, env: NodeJS.ProcessEnv): Rela
   return resolveConfig({ flags: argv, env, ...(configFile ? { configFile } : {}) });
 }
 
+/** Command options (not config options) that take a URL which may carry a password, and where else they can be given. */
+const URL_COMMAND_OPTIONS: Readonly<Record<string, string>> = { 'standby-url': 'OUTBOX_TAIL_STANDBY_URL' };
+
+/**
+ * Every flag on the command line that carries a secret, with where to give it
+ * instead: options marked secret (unless the value is a URL with no credential
+ * in it), and any flag whose value carries a credential by its form.
+ */
+function secretsOnCommandLine(argv: string[]): Array<{ flag: string; inValue: boolean; instead: string }> {
+  const found = new Map<string, { flag: string; inValue: boolean; instead: string }>();
+  argv.forEach((arg, i) => {
+    const match = /^--([a-zA-Z][\w-]*)(?:=([\s\S]*))?$/.exec(arg);
+    if (!match) return;
+    const name = match[1]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const next = argv[i + 1];
+    const value = match[2] ?? (next !== undefined && !next.startsWith('--') ? next : undefined);
+    const key = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as OptionKey;
+    const secretOption = key in OPTIONS && OPTIONS[key].secret === true;
+    const inValue = value !== undefined && carriesCredentials(value);
+    const plainUrl = value !== undefined && /^[a-z][a-z0-9+.-]*:\/\//i.test(value) && !inValue;
+    if (!inValue && !(secretOption && !plainUrl)) return;
+    const alternatives =
+      key in OPTIONS
+        ? [`${key}File` in OPTIONS ? `--${name}-file` : null, envName(key), 'a config file'].filter((a): a is string => a !== null)
+        : [URL_COMMAND_OPTIONS[name] ?? 'an environment variable'];
+    found.set(name, { flag: `--${name}`, inValue, instead: alternatives.join(', ').replace(/, (?=[^,]*$)/, ' or ') });
+  });
+  return [...found.values()];
+}
+
 function warnSecretsOnCommandLine(argv: string[]): void {
-  if (argv.some((a) => /^--database-url(=|$)/.test(a)) && argv.join(' ').match(/:\/\/[^/\s]*:[^@\s]+@/)) {
-    process.stderr.write(
-      'outbox-tail: warning: a password in --database-url is visible in `ps`; use --database-url-file, OUTBOX_TAIL_DATABASE_URL or a config file\n',
-    );
-  }
-  if (argv.some((a) => /^--sasl-password(=|$)/.test(a))) {
-    process.stderr.write('outbox-tail: warning: --sasl-password is visible in `ps`; use --sasl-password-file, OUTBOX_TAIL_SASL_PASSWORD or a config file\n');
-  }
-  if (argv.some((a) => /^--sasl-oauth-client-secret(=|$)/.test(a))) {
-    process.stderr.write(
-      'outbox-tail: warning: --sasl-oauth-client-secret is visible in `ps`; use --sasl-oauth-client-secret-file, OUTBOX_TAIL_SASL_OAUTH_CLIENT_SECRET or a config file\n',
-    );
+  for (const { flag, inValue, instead } of secretsOnCommandLine(argv)) {
+    process.stderr.write(`outbox-tail: warning: ${inValue ? `a password in ${flag}` : flag} is visible in \`ps\`; use ${instead}\n`);
   }
 }
 
 const io: CommandIo = {
   env: process.env,
-  warn: (message) => void process.stderr.write(`outbox-tail: warning: ${message}\n`),
-  progress: (line) => void process.stdout.write(`${line}\n`),
+  warn: (message) => void process.stderr.write(redactText(`outbox-tail: warning: ${message}\n`)),
+  progress: (line) => void process.stdout.write(redactText(`${line}\n`)),
 };
 
 /** Loads the config the command asks for, runs it, prints what its formatter made of the result; its exit code. */
 async function execute(command: Command, argv: CommandArgs<Command['options']>): Promise<number> {
   const config = command.config(loadConfig(argv, io.env));
   const output = command.format(await command.run(config, argv, io), argv);
-  if (output.stdout) process.stdout.write(output.stdout);
+  // Text and --json alike: a credential that reached a report (a driver's error quoted in a check) is masked.
+  if (output.stdout) process.stdout.write(redactText(output.stdout));
   return output.exitCode;
 }
 
@@ -129,10 +151,10 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
     await cli.parseAsync();
   } catch (error) {
     if (OutboxTailError.is(error)) {
-      process.stderr.write(`outbox-tail: ${error.code}: ${error.describe()}\n`);
+      process.stderr.write(redactText(`outbox-tail: ${error.code}: ${error.describe()}\n`));
       return error.exitCode;
     }
-    process.stderr.write(`outbox-tail: unexpected error: ${(error as Error)?.stack ?? error}\n`);
+    process.stderr.write(redactText(`outbox-tail: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`));
     return EXIT.FATAL;
   }
   return code;

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { COMPRESSIONS } from '../kafka/compression-codecs.js';
 import { DEFAULT_MESSAGE_PREFIX } from '../pipeline/assemble/message-content.js';
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../pipeline/assemble/outbox-columns.js';
+import { hasPostgresScheme } from '../shared/has-postgres-scheme.js';
+import { hasUserinfo } from '../shared/has-userinfo.js';
 import { readSecretFile } from '../shared/read-secret-file.js';
 import { MAX_SHARDS, parseShard, shardName } from '../shared/shard-spec.js';
 import { RECORD_HEADER_NAMES } from '../pipeline/publish/record-format/record-headers.js';
@@ -27,6 +29,8 @@ const identifier = z.string().trim().min(1);
 const policy = z.enum(['fail', 'dead-letter']);
 const path = z.string().trim().min(1);
 /** host:port (IPv6 in brackets) or "off". */
+/** The value is not quoted: it may hold a password (issue 42). */
+const NOT_A_POSTGRES_URL = 'must be a postgres:// or postgresql:// URL (the value is not shown: it may hold a password)';
 const listenAddress = z
   .string()
   .trim()
@@ -82,6 +86,7 @@ export const configSchema = z
       .string()
       .trim()
       .min(1)
+      .refine(hasPostgresScheme, NOT_A_POSTGRES_URL)
       .optional()
       .meta({
         group: 'PostgreSQL connection',
@@ -325,6 +330,7 @@ export const configSchema = z
     saslPasswordFile: path.optional().meta({ group: 'Kafka connection', description: 'Read the SASL password from this file' }),
     saslOauthTokenEndpoint: z
       .url({ protocol: /^https?$/ })
+      .refine((url) => !hasUserinfo(url), 'must not carry a user or password: give --sasl-oauth-client-id and --sasl-oauth-client-secret-file')
       .optional()
       .meta({
         group: 'Kafka connection',
@@ -487,6 +493,12 @@ export const configSchema = z
       }
     };
     const databaseUrl = read('databaseUrlFile');
+    if (databaseUrl !== undefined && !hasPostgresScheme(databaseUrl))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['databaseUrlFile'],
+        message: 'must hold a postgres:// or postgresql:// URL (its text is not shown: it may hold a password)',
+      });
     const saslPassword = read('saslPasswordFile');
     const saslOauthClientSecret = read('saslOauthClientSecretFile');
     const schemaRegistryPassword = read('schemaRegistryPasswordFile');

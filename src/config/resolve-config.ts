@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
-import { redactUrl } from '../shared/redact-url.js';
+import { carriesCredentials, redactText, redactUrl } from '../shared/redact-secrets.js';
 import { configSchema } from './config-schema.js';
 import type { RelayConfig } from './relay-config.js';
 import { DEPRECATED_OPTIONS, deprecatedKeys, envName, flagName, OPTIONS, optionKeys, type DeprecatedKey, type OptionKey, type OptionSpec } from './options.js';
@@ -21,7 +21,7 @@ const warned = new Set<string>();
 const warnOnStderr = (message: string) => {
   if (warned.has(message)) return;
   warned.add(message);
-  process.stderr.write(`outbox-tail: warning: ${message}\n`);
+  process.stderr.write(redactText(`outbox-tail: warning: ${message}\n`));
 };
 
 type Origin = 'flag' | 'env' | 'file' | 'default';
@@ -54,13 +54,22 @@ export function resolveConfig(sources: ConfigSources): RelayConfig {
       return `  unknown option(s) ${issue.keys.join(', ')} (from ${[...new Set(issue.keys.map((k) => origin.get(k) ?? 'input'))].join(', ')})`;
     }
     const names = key in OPTIONS ? `--${flagName(key as OptionKey)} / ${envName(key as OptionKey)}` : key;
-    const given = origin.has(key) ? ` (given ${JSON.stringify(merged[key])} by ${origin.get(key)})` : '';
-    return `  ${names}: ${issue.message}${given}`;
+    const value = merged[key];
+    // The source is always named; the value only when it holds no secret (issue 42).
+    const shown = origin.has(key) && !isSecret(key, value) ? `${JSON.stringify(value)} ` : '';
+    const given = origin.has(key) ? ` (given ${shown}by ${origin.get(key)})` : '';
+    const message = Array.isArray(value) && OPTIONS[key as OptionKey]?.type !== 'array' ? 'given more than once; give it once' : issue.message;
+    return `  ${names}: ${message}${given}`;
   });
   throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n${lines.join('\n')}`, {
     hint: 'correct the options above; `outbox-tail --help` lists every option and its env var',
     exitCode: EXIT.CONFIG,
   });
+}
+
+/** A value not to print: its option is marked secret, or it carries a credential by its form (redact-secrets.ts). */
+function isSecret(key: string, value: unknown): boolean {
+  return (key in OPTIONS && OPTIONS[key as OptionKey].secret === true) || carriesCredentials(JSON.stringify(value) ?? '');
 }
 
 const allKeys: ReadonlyArray<OptionKey | DeprecatedKey> = [...optionKeys, ...deprecatedKeys];
@@ -140,9 +149,10 @@ export function readConfigFile(path: string): Record<string, unknown> {
   try {
     data = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new OutboxTailError('CONFIG_INVALID', `config file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(error as Error).message}`, {
+    // The parsers quote the lines around the error, which may hold a secret: only where it is, never the text.
+    throw new OutboxTailError('CONFIG_INVALID', `config file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}${syntaxErrorPlace(error)}`, {
+      hint: "the file's text is not shown, as it may hold secrets",
       exitCode: EXIT.CONFIG,
-      cause: error,
     });
   }
   if (data == null) return {};
@@ -156,12 +166,23 @@ export function readConfigFile(path: string): Record<string, unknown> {
   return out;
 }
 
+/** Where a JSON or YAML syntax error is (" at line L, column C"), from the parser's error without its quote of the text. */
+function syntaxErrorPlace(error: unknown): string {
+  const yamlPos = (error as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
+  if (yamlPos) return ` at line ${yamlPos.line}, column ${yamlPos.col}`;
+  const json = /\(line (\d+) column (\d+)\)/.exec((error as Error).message ?? '');
+  return json ? ` at line ${json[1]}, column ${json[2]}` : '';
+}
+
 /** The config as it may be logged: secrets replaced, URLs without passwords. */
 export function redactConfig(config: RelayConfig): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const key of optionKeys) {
+    const value = out[key];
+    if (typeof value !== 'string') continue;
     // URLs keep their shape (host, database) for diagnosis; any other secret is hidden whole.
-    if (OPTIONS[key].secret && typeof out[key] === 'string') out[key] = key === 'databaseUrl' ? redactUrl(out[key] as string) : '***';
+    if (OPTIONS[key].secret) out[key] = key === 'databaseUrl' ? redactUrl(value) : '***';
+    else if (carriesCredentials(value)) out[key] = redactText(value);
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasUserinfo } from '../shared/has-userinfo.js';
 
 /**
  * The --value-format and --schema-registry-* options (docs/schema-registry.md),
@@ -12,6 +13,11 @@ export const schemaRegistryOptions = {
   }),
   schemaRegistryUrl: z
     .url({ protocol: /^https?$/ })
+    // fetch refuses URLs with credentials, and a URL is printed in logs and errors.
+    .refine(
+      (url) => !hasUserinfo(url),
+      'must not carry a user or password: give --schema-registry-username and --schema-registry-password-file (or OUTBOX_TAIL_SCHEMA_REGISTRY_PASSWORD)',
+    )
     .optional()
     .meta({
       group: 'Records and topics',

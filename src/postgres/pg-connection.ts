@@ -3,6 +3,7 @@ import type { ClientConfig } from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import { OutboxTailError } from '../shared/outbox-tail-error.js';
 import { readPem } from '../shared/read-pem.js';
+import { hasPostgresScheme } from '../shared/has-postgres-scheme.js';
 import { readSecretFile } from '../shared/read-secret-file.js';
 import { pgPasswordFunction, type PgPasswordSettings } from './pg-password-source.js';
 
@@ -46,8 +47,9 @@ export function pgConnection(config: PgSettings): ClientConfig {
 /** --database-url-file is read again for every connection made from the config (a rotated URL is used on reconnect). */
 function currentUrl(config: PgSettings): string | undefined {
   if (!config.databaseUrlFile) return config.databaseUrl;
+  let url: string;
   try {
-    return readSecretFile(config.databaseUrlFile);
+    url = readSecretFile(config.databaseUrlFile);
   } catch (error) {
     throw new OutboxTailError('PG_PASSWORD_UNAVAILABLE', `--database-url-file: ${(error as Error).message}`, {
       retriable: true,
@@ -55,6 +57,14 @@ function currentUrl(config: PgSettings): string | undefined {
       cause: error,
     });
   }
+  // A rewritten file is checked as the config checked the first one; its text is never quoted (it may hold a password).
+  if (!hasPostgresScheme(url)) {
+    throw new OutboxTailError('PG_PASSWORD_UNAVAILABLE', '--database-url-file: does not hold a postgres:// or postgresql:// URL (its text is not shown)', {
+      retriable: true,
+      hint: 'a secret manager may be rewriting it; it must hold one postgres:// URL',
+    });
+  }
+  return url;
 }
 
 /** The URL's settings as pg client fields, without its password. */

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { OutboxTailError } from '../shared/outbox-tail-error.js';
-import { redactUrl } from '../shared/redact-url.js';
+import { redactUrl } from '../shared/redact-secrets.js';
 import { backoffDelay } from '../shared/backoff.js';
 import type { SchemaType } from './schema-codec.js';
 

@@ -1,4 +1,5 @@
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
+import { hasPostgresScheme } from '../../shared/has-postgres-scheme.js';
 import { createLogger } from '../../shared/create-logger.js';
 import { toRunConfig } from '../../config/run-config.js';
 import { defineCommand, jsonLine } from '../command.js';
@@ -27,13 +28,21 @@ export const doctorCommand = defineCommand({
         exitCode: EXIT.CONFIG,
       });
     }
+    const standbyUrl = args['standby-url'] ?? io.env.OUTBOX_TAIL_STANDBY_URL ?? null;
+    if (standbyUrl !== null && !hasPostgresScheme(standbyUrl)) {
+      throw new OutboxTailError(
+        'CONFIG_INVALID',
+        `invalid configuration:\n  --standby-url / OUTBOX_TAIL_STANDBY_URL: must be a postgres:// or postgresql:// URL (given by ${args['standby-url'] !== undefined ? 'flag --standby-url' : 'env OUTBOX_TAIL_STANDBY_URL'}; the value is not shown: it may hold a password)`,
+        { hint: 'e.g. --standby-url postgres://user@standby:5432/db, the password in OUTBOX_TAIL_STANDBY_URL or a pg password file', exitCode: EXIT.CONFIG },
+      );
+    }
     const options = {
       maxDowntimeMs: parseDuration('max-downtime', args['max-downtime']),
       walSampleMs: parseDuration('wal-sample', args['wal-sample']),
       recoveryWindowMs: parseDuration('recovery-window', args['recovery-window']),
       pruneOlderThanMs: args['prune-older-than'] === undefined ? null : parseDuration('prune-older-than', args['prune-older-than']),
       partitions: partitions ?? null,
-      standbyUrl: args['standby-url'] ?? io.env.OUTBOX_TAIL_STANDBY_URL ?? null,
+      standbyUrl,
     };
     return runDoctor(config, options, createLogger('silent'));
   },

@@ -3,7 +3,7 @@ import type { DoctorSettings } from './doctor-settings.js';
 import { OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { describeTarget } from '../../postgres/describe-target.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
-import { redactUrl } from '../../shared/redact-url.js';
+import { redactUrl } from '../../shared/redact-secrets.js';
 import { checkKafkaTls, doctorExitCode, kafkaChecks, postgresChecks, type CheckResult, type CheckStatus } from './doctor-checks.js';
 import type { DoctorOptions, KafkaFacts, PostgresFacts, StandbyFacts } from './doctor-facts.js';
 import { credentialChecks } from './credential-checks.js';

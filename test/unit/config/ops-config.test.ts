@@ -162,6 +162,100 @@ describe('secrets on the command line', () => {
   });
 });
 
+describe('values that may hold a secret (issue 42)', () => {
+  const refusal = (sources: Parameters<typeof resolveConfig>[0]): string => {
+    try {
+      resolveConfig(sources);
+    } catch (error) {
+      expect(OutboxTailError.is(error) && error.code).toBe('CONFIG_INVALID');
+      return (error as OutboxTailError).describe();
+    }
+    throw new Error('accepted');
+  };
+
+  it.each([
+    ['without a scheme', 'u:s3cret@db:5432/x'],
+    ['in keyword form', 'host=db password=s3cret'],
+  ])('refuses a PostgreSQL URL %s, naming its source and showing no part of it', (_form, url) => {
+    const message = refusal({ env: { DATABASE_URL: url } });
+    expect(message).toMatch(/--database-url .*postgres:\/\/ or postgresql:\/\/ URL.*by env DATABASE_URL/s);
+    expect(message).not.toContain('s3cret');
+    expect(message).not.toContain('db');
+  });
+
+  it('refuses a --database-url-file holding a URL without a scheme, without quoting it', () => {
+    const message = refusal({ flags: { databaseUrlFile: file('no-scheme-url', 'u:s3cret@db/x') } });
+    expect(message).toMatch(/--database-url-file \/ OUTBOX_TAIL_DATABASE_URL_FILE: must hold a postgres:\/\//);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('refuses a schema registry URL with a user and password, pointing to the registry username and password-file options', () => {
+    const message = refusal({ flags: { schemaRegistryUrl: 'http://u:s3cret@registry:8081' } });
+    expect(message).toMatch(/--schema-registry-username and --schema-registry-password-file/);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('refuses an OAuth token endpoint with a user and password, pointing to the client id and secret options', () => {
+    const message = refusal({ flags: { saslOauthTokenEndpoint: 'https://c:s3cret@idp/token' } });
+    expect(message).toMatch(/--sasl-oauth-client-id and --sasl-oauth-client-secret-file/);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('names the source of a secret given twice, not its values', () => {
+    const message = refusal({ flags: { saslPassword: ['s3cret', 's3cret'] } });
+    expect(message).toMatch(/--sasl-password .*given more than once.*by flag --sasl-password/s);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('still shows a value that holds no secret', () => {
+    expect(refusal({ flags: { logLevel: 'loud' } })).toContain('"loud"');
+  });
+
+  it('quotes no line of a config file that does not parse', () => {
+    const message = refusal({ configFile: file('broken.yaml', 'saslPassword: s3cret\n  x: : y\n') });
+    expect(message).toMatch(/not valid YAML at line \d+, column \d+/);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('refuses a --database-url-file rewritten to something that is not a postgres:// URL at the next connection, without quoting it', () => {
+    const path = file('rewritten-url', 'postgres://u@db/x');
+    const config = resolveConfig({ flags: { databaseUrlFile: path } });
+    writeFileSync(path, 'u:s3cret@db/x');
+    let caught: unknown;
+    try {
+      pgConnection(config);
+    } catch (error) {
+      caught = error;
+    }
+    expect(OutboxTailError.is(caught) && [caught.code, caught.retriable]).toEqual(['PG_PASSWORD_UNAVAILABLE', true]);
+    expect((caught as Error).message).not.toContain('s3cret');
+  });
+
+  it('redacts ?password= in the config it logs', () => {
+    const config = resolveConfig({ flags: { databaseUrl: 'postgres://u@db/x?password=s3cret' } });
+    expect(JSON.stringify(redactConfig(config))).not.toContain('s3cret');
+  });
+
+  it('warns about every secret-bearing flag on the command line: --schema-registry-password and --standby-url too', async () => {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += chunk.toString()), true));
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    await main([
+      'doctor',
+      '--schema-registry-password',
+      'reg-pass',
+      '--standby-url',
+      'postgres://u:sb-pass@127.0.0.1:1/x',
+      '--database-url',
+      'postgres://u@127.0.0.1:1/x?password=q-pass',
+    ]);
+    expect(stderr).toMatch(/--schema-registry-password is visible in `ps`; use --schema-registry-password-file/);
+    expect(stderr).toMatch(/a password in --standby-url is visible in `ps`; use OUTBOX_TAIL_STANDBY_URL/);
+    expect(stderr).toMatch(/a password in --database-url is visible in `ps`/);
+    for (const secret of ['reg-pass', 'sb-pass', 'q-pass']) expect(stderr).not.toContain(secret);
+  });
+});
+
 describe('durations in milliseconds', () => {
   afterEach(() => vi.restoreAllMocks());
 
