@@ -406,6 +406,11 @@ export const configSchema = z
       const tooLong = c[key] === undefined ? undefined : shardNamesTooLong(c[key], shardCount);
       if (tooLong) ctx.addIssue({ code: 'custom', path: [key], message: tooLong });
     }
+    // A template with placeholders is checked per row (RecordBuilder.misrouted); a fixed one can be refused here.
+    for (const key of ['deadLetterTopic', 'offsetsTopic'] as const) {
+      if (!c.topic.includes('{') && c.topic === c[key])
+        ctx.addIssue({ code: 'custom', path: ['topic'], message: `is the ${key}, a topic the relay writes itself` });
+    }
     if (c.restartBackoffMaxMs < c.restartBackoffInitialMs) {
       ctx.addIssue({ code: 'custom', path: ['restartBackoffMaxMs'], message: 'must be >= restartBackoffInitialMs' });
     }

@@ -113,3 +113,11 @@ describe('reshard names', () => {
     expect((refused as Error).message).toContain('--to-slot');
   });
 });
+
+describe('--topic', () => {
+  it('refuses a fixed topic that is the dead-letter or offsets topic (every row would be refused at run time)', () => {
+    expect(refusal(() => resolveConfig({ flags: { topic: 'outbox.dlq', deadLetterTopic: 'outbox.dlq' } }))).toContain('--topic');
+    expect(refusal(() => resolveConfig({ flags: { topic: 'outbox-tail.offsets' } }))).toContain('--topic');
+    expect(resolveConfig({ flags: { topic: 'outbox.{aggregate_type}', deadLetterTopic: 'outbox.dlq' } }).topic).toBe('outbox.{aggregate_type}');
+  });
+});
