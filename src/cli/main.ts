@@ -144,8 +144,9 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<numb
     .version(packageVersion())
     .wrap(Math.min(120, process.stdout.columns ?? 120))
     .fail((message, error) => {
-      if (error) throw error;
-      throw new OutboxTailError('CONFIG_INVALID', message, { hint: 'see `outbox-tail --help`', exitCode: EXIT.CONFIG });
+      // yargs reports its own checks, and a refusing option coerce (wholeNumberOption), as a YError: a usage error.
+      if (error && error.name !== 'YError') throw error;
+      throw new OutboxTailError('CONFIG_INVALID', message ?? error?.message, { hint: 'see `outbox-tail --help`', exitCode: EXIT.CONFIG });
     });
   try {
     await cli.parseAsync();

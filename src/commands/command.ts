@@ -1,5 +1,6 @@
 import type { InferredOptionTypes, Options } from 'yargs';
 import type { RelayConfig } from '../config/relay-config.js';
+import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
 
 /** A command's own options (besides the config options every command takes), as yargs declares them. */
 export type CommandOptions = Readonly<Record<string, Options>>;
@@ -55,3 +56,23 @@ export const TIME_WINDOW_OPTIONS = {
 
 /** A JSON line, the --json output of every command. */
 export const jsonLine = (value: unknown): string => `${JSON.stringify(value)}\n`;
+
+/**
+ * A whole-number option of a command, checked when the arguments are parsed,
+ * so before any connection: yargs alone turns "abc" into NaN and passes 0, -1
+ * or 1.5 on to the database.
+ */
+export function wholeNumberOption(flag: string, spec: { min: number; max: number; default: number; describe: string }) {
+  return {
+    type: 'number',
+    default: spec.default,
+    describe: `${spec.describe} [range: ${spec.min}-${spec.max}]`,
+    coerce: (value: number): number => {
+      if (Number.isInteger(value) && value >= spec.min && value <= spec.max) return value;
+      throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n  --${flag}: expected a whole number from ${spec.min} to ${spec.max}`, {
+        hint: 'see `outbox-tail <command> --help`',
+        exitCode: EXIT.CONFIG,
+      });
+    },
+  } as const satisfies Options;
+}

@@ -4,8 +4,9 @@ import { DEFAULT_MESSAGE_PREFIX } from '../pipeline/assemble/message-content.js'
 import { DEFAULT_OUTBOX_COLUMNS as COLUMNS, DEFAULT_OUTBOX_TABLE } from '../pipeline/assemble/outbox-columns.js';
 import { hasPostgresScheme } from '../shared/has-postgres-scheme.js';
 import { hasUserinfo } from '../shared/has-userinfo.js';
+import { MAX_TIMER_MS } from '../shared/max-timer-ms.js';
 import { readSecretFile } from '../shared/read-secret-file.js';
-import { MAX_SHARDS, parseShard, shardName } from '../shared/shard-spec.js';
+import { MAX_SHARDS, parseShard, shardName, shardNamesTooLong } from '../shared/shard-spec.js';
 import { RECORD_HEADER_NAMES } from '../pipeline/publish/record-format/record-headers.js';
 import { DEFAULT_CLOUDEVENTS_SOURCE, RECORD_FORMATS } from '../pipeline/publish/record-format/record-formats.js';
 import { checkSchemaRegistryOptions, schemaRegistryOptions } from './schema-registry-options.js';
@@ -17,6 +18,8 @@ import { checkSchemaRegistryOptions, schemaRegistryOptions } from './schema-regi
  * `--help` and docs/configuration.md (npm run docs) print what is here.
  */
 const int = (min: number) => z.coerce.number().int().min(min);
+/** A delay in ms: at most what a Node timer takes (a longer one fires after 1 ms). */
+const ms = (min: number) => int(min).max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest Node timer)`);
 const bool = z.preprocess((v) => {
   if (typeof v !== 'string') return v;
   const s = v.trim().toLowerCase();
@@ -34,7 +37,9 @@ const NOT_A_POSTGRES_URL = 'must be a postgres:// or postgresql:// URL (the valu
 const listenAddress = z
   .string()
   .trim()
-  .regex(/^(off|(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5})$/, 'expected host:port (e.g. 127.0.0.1:9464, [::1]:9464) or off');
+  .regex(/^(off|(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5})$/, 'expected host:port (e.g. 127.0.0.1:9464, [::1]:9464) or off')
+  // Checked here, not when the server starts after preflight: there a bad port was an unexpected error, restarted in a loop.
+  .refine((l) => Number(/:(\d+)$/.exec(l)?.[1] ?? 0) <= 65535, 'the port is at most 65535');
 
 export const configSchema = z
   .object({
@@ -77,7 +82,7 @@ export const configSchema = z
       group: 'Source',
       description: 'Number of shards: init creates N publications with row filters and N slots; status shows every shard (docs/sharding.md)',
     }),
-    heartbeatIntervalMs: int(0).default(0).meta({
+    heartbeatIntervalMs: ms(0).default(0).meta({
       group: 'Source',
       description:
         'Emit a non-transactional heartbeat message (prefix <message-prefix>-heartbeat) when nothing was streamed for this long, so the walsender has a position to report and the slot advances on a quiet database (0 = off)',
@@ -163,7 +168,7 @@ export const configSchema = z
     batchMaxBytes: int(1024)
       .default(300_000)
       .meta({ group: 'Batching and flow control', description: "Max bytes per Kafka request (keep under the broker's max.message.bytes)" }),
-    batchMaxWaitMs: int(0).default(0).meta({ group: 'Batching and flow control', description: 'Wait this long for a batch to fill (0 = send when ready)' }),
+    batchMaxWaitMs: ms(0).default(0).meta({ group: 'Batching and flow control', description: 'Wait this long for a batch to fill (0 = send when ready)' }),
     // A few batches ahead of the one being sent is enough to keep Kafka busy
     // (2,500 = five 300 kB batches of ~600-byte records); every in-flight
     // record costs ~2 kB of heap, and records queued longer than two
@@ -188,7 +193,7 @@ export const configSchema = z
       description:
         'A slot dropped or invalidated: halt (exit 4), or recreate it and backfill from the table since the recorded position (as outbox-tail recover; at-least-once only)',
     }),
-    recoverMarginMs: int(0).default(3_600_000).meta({
+    recoverMarginMs: ms(0).default(3_600_000).meta({
       group: 'Bad input and lost slots',
       description: 'Recovering a lost slot: backfill from this long before the recorded position (the longest outbox transaction)',
     }),
@@ -202,22 +207,22 @@ export const configSchema = z
       .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
       .default('info')
       .meta({ group: 'Observability', description: 'Log level (JSON logs on stdout)' }),
-    statusIntervalMs: int(100)
+    statusIntervalMs: ms(100)
       .default(1000)
       .meta({ group: 'PostgreSQL connection', description: 'How often the relay sends a standby status update (its confirmed position) to PostgreSQL' }),
-    restartBackoffInitialMs: int(1).default(500).meta({ group: 'Runtime', description: 'First restart delay after a failure' }),
-    restartBackoffMaxMs: int(1).default(30_000).meta({ group: 'Runtime', description: 'Longest restart delay (the delay doubles per failure up to it)' }),
-    standbyRetryMs: int(100).default(2000).meta({ group: 'Runtime', description: 'How often a standby retries a slot held by another relay' }),
-    shutdownTimeoutMs: int(100).default(30_000).meta({ group: 'Runtime', description: 'On SIGTERM, how long to wait for in-flight records' }),
-    connectTimeoutMs: int(100).default(10_000).meta({ group: 'Runtime', description: 'Connection timeout for PostgreSQL and Kafka' }),
-    replicationTimeoutMs: int(0).default(60_000).meta({
+    restartBackoffInitialMs: ms(1).default(500).meta({ group: 'Runtime', description: 'First restart delay after a failure' }),
+    restartBackoffMaxMs: ms(1).default(30_000).meta({ group: 'Runtime', description: 'Longest restart delay (the delay doubles per failure up to it)' }),
+    standbyRetryMs: ms(100).default(2000).meta({ group: 'Runtime', description: 'How often a standby retries a slot held by another relay' }),
+    shutdownTimeoutMs: ms(100).default(30_000).meta({ group: 'Runtime', description: 'On SIGTERM, how long to wait for in-flight records' }),
+    connectTimeoutMs: ms(100).default(10_000).meta({ group: 'Runtime', description: 'Connection timeout for PostgreSQL and Kafka' }),
+    replicationTimeoutMs: ms(0).default(60_000).meta({
       group: 'PostgreSQL connection',
       description:
         "Reconnect when PostgreSQL sent nothing on the replication connection for this long (a keepalive is requested at half of it), like wal_receiver_timeout; keep it at least the server's wal_sender_timeout; 0 = never",
     }),
     kafkaRetries: int(0).default(5).meta({ group: 'Kafka connection', description: 'Producer retries before the relay restarts from the slot' }),
     // kafkajs's requestTimeout.
-    kafkaRequestTimeoutMs: int(100).default(30_000).meta({
+    kafkaRequestTimeoutMs: ms(100).default(30_000).meta({
       group: 'Kafka connection',
       description: 'A Kafka request unanswered this long fails and is retried; how soon a connection that went silent (network cut) is given up',
     }),
@@ -262,7 +267,7 @@ export const configSchema = z
       .default('outbox-tail.offsets')
       .meta({ group: 'Delivery', description: "Compacted topic holding each slot's watermark in exactly-once mode (outbox-tail init creates it)" }),
     // Kafka's producer default.
-    transactionTimeoutMs: int(1000).default(60_000).meta({
+    transactionTimeoutMs: ms(1000).default(60_000).meta({
       group: 'Delivery',
       description:
         "Kafka transaction timeout in exactly-once mode: the longest a PostgreSQL transaction may take to publish (at most the broker's transaction.max.timeout.ms, 15 min by default)",
@@ -355,10 +360,10 @@ export const configSchema = z
       description:
         'Address of the /metrics, /healthz and /readyz HTTP endpoint: host:port, [v6]:port, port 0 for a random one, or off; an address taken leaves the relay relaying without it (METRICS_LISTEN_FAILED)',
     }),
-    stallTimeoutMs: int(1000)
+    stallTimeoutMs: ms(1000)
       .default(120_000)
       .meta({ group: 'Observability', description: 'How long without a confirm while the slot lag grows before /healthz reports a stall' }),
-    slotPollIntervalMs: int(100)
+    slotPollIntervalMs: ms(100)
       .default(10_000)
       .meta({ group: 'Observability', description: 'How often slot lag and wal_status are read from pg_replication_slots (over a normal connection)' }),
   })
@@ -391,14 +396,26 @@ export const configSchema = z
           'recover is not automatic with exactly-once delivery: run `outbox-tail recover`, then delete the watermark (docs/verify-replay-recover-prune.md, outbox-tail recover)',
       });
     }
+    let shardCount = c.shards;
     if (c.shard !== undefined) {
       try {
         const { count } = parseShard(c.shard);
+        shardCount = count;
         if (c.shards !== undefined && c.shards !== count)
           ctx.addIssue({ code: 'custom', path: ['shard'], message: `is of ${count} shards, but shards is ${c.shards}` });
       } catch (error) {
         ctx.addIssue({ code: 'custom', path: ['shard'], message: (error as Error).message.split('\n').at(-1)!.trim() });
       }
+    }
+    // Checked with the shard suffix: PostgreSQL truncates a name past 63 bytes, so two shards could share one slot.
+    for (const key of ['slot', 'publication'] as const) {
+      const tooLong = c[key] === undefined ? undefined : shardNamesTooLong(c[key], shardCount);
+      if (tooLong) ctx.addIssue({ code: 'custom', path: [key], message: tooLong });
+    }
+    // A template with placeholders is checked per row (RecordBuilder.misrouted); a fixed one can be refused here.
+    for (const key of ['deadLetterTopic', 'offsetsTopic'] as const) {
+      if (!c.topic.includes('{') && c.topic === c[key])
+        ctx.addIssue({ code: 'custom', path: ['topic'], message: `is the ${key}, a topic the relay writes itself` });
     }
     if (c.restartBackoffMaxMs < c.restartBackoffInitialMs) {
       ctx.addIssue({ code: 'custom', path: ['restartBackoffMaxMs'], message: 'must be >= restartBackoffInitialMs' });

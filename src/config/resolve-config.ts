@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
 import { carriesCredentials, redactText, redactUrl } from '../shared/redact-secrets.js';
@@ -133,12 +133,43 @@ function parseYaml(text: string): unknown {
   return yaml.parse(text);
 }
 
+/**
+ * The largest config file read. Every option fits in a few kB, so a bigger file
+ * is a mistake (a log, a dump given as --config), and reading and parsing it
+ * whole costs a multiple of its size: a 50 MB YAML file took 2 GB of RSS.
+ */
+const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+
+/** The file's text, refused as soon as more than MAX_CONFIG_FILE_BYTES were read (a pipe or /dev/zero has no size to check first). */
+function readBounded(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(MAX_CONFIG_FILE_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    if (length > MAX_CONFIG_FILE_BYTES) {
+      throw new OutboxTailError('CONFIG_INVALID', `config file ${path} is larger than 1 MiB, the most a config file may hold`, {
+        hint: 'check the --config path (OUTBOX_TAIL_CONFIG): a config file holds options, a few kB',
+        exitCode: EXIT.CONFIG,
+      });
+    }
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Reads a config file; keys may be camelCase or kebab-case. */
 export function readConfigFile(path: string): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readBounded(path);
   } catch (error) {
+    if (OutboxTailError.is(error)) throw error;
     throw new OutboxTailError('CONFIG_INVALID', `cannot read config file ${path}: ${(error as Error).message}`, {
       hint: 'check the --config path (OUTBOX_TAIL_CONFIG)',
       exitCode: EXIT.CONFIG,

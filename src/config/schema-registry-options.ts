@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hasUserinfo } from '../shared/has-userinfo.js';
+import { MAX_TIMER_MS } from '../shared/max-timer-ms.js';
 
 /**
  * The --value-format and --schema-registry-* options (docs/schema-registry.md),
@@ -45,10 +46,16 @@ export const schemaRegistryOptions = {
     .min(1)
     .optional()
     .meta({ group: 'Records and topics', description: 'Read the schema registry password from this file' }),
-  schemaRegistryRefreshMs: z.coerce.number().int().min(1000).default(300_000).meta({
-    group: 'Records and topics',
-    description: "How long a subject's latest schema is used before it is looked up again (also looked up again when a payload does not fit it)",
-  }),
+  schemaRegistryRefreshMs: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest Node timer)`)
+    .default(300_000)
+    .meta({
+      group: 'Records and topics',
+      description: "How long a subject's latest schema is used before it is looked up again (also looked up again when a payload does not fit it)",
+    }),
 };
 
 /** Cross-field rules of these options, called from the schema's superRefine. */

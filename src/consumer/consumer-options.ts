@@ -1,6 +1,7 @@
 import type { KafkaConfig } from 'kafkajs';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { MAX_TIMER_MS } from '../shared/max-timer-ms.js';
 import { EXIT, OutboxTailError } from '../shared/outbox-tail-error.js';
 import type { SchemaRegistrySettings } from '../schema-registry/registry-client.js';
 import type { ConsumedEvent } from './consumed-event.js';
@@ -94,6 +95,13 @@ function invalid(message: string, hint?: string): OutboxTailError {
 
 const positiveInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 1;
 
+/** A delay, when given: a number 0..MAX_TIMER_MS (a Node timer above it fires after 1 ms). */
+function checkMs(name: string, v: unknown): void {
+  if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_TIMER_MS)) {
+    throw invalid(`${name} must be a number of ms from 0 to ${MAX_TIMER_MS} (the longest Node timer), got ${String(v)}`);
+  }
+}
+
 /** createIdempotentConsumer's checks, before anything connects: a bad option fails at construction, not at the first record. */
 export function validateOptions<P>(options: IdempotentConsumerOptions<P>): IdempotentConsumerOptions<P> {
   if (!options || typeof options !== 'object') throw invalid('options are required');
@@ -132,10 +140,10 @@ export function validateOptions<P>(options: IdempotentConsumerOptions<P>): Idemp
     throw invalid('partitionsConsumedConcurrently must be an integer >= 1');
   }
   const b = options.backoff ?? {};
-  for (const k of ['initialMs', 'maxMs'] as const) {
-    const v = b[k];
-    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) throw invalid(`backoff.${k} must be a number >= 0`);
-  }
+  for (const k of ['initialMs', 'maxMs'] as const) checkMs(`backoff.${k}`, b[k]);
+  if (isConnection) checkMs('database.connectTimeoutMs', (db as ConsumerDatabase).connectTimeoutMs);
+  const c = options.consumer ?? {};
+  for (const k of ['sessionTimeout', 'rebalanceTimeout', 'heartbeatInterval', 'maxWaitTimeInMs'] as const) checkMs(`consumer.${k}`, c[k]);
   quoteTableName(options.processedTable ?? DEFAULT_PROCESSED_TABLE);
   if (options.parsePayload !== undefined && typeof options.parsePayload !== 'function') throw invalid('parsePayload must be a function');
   return options;

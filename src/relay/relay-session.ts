@@ -22,7 +22,7 @@ import type { Watermark } from '../sink/watermark.js';
 import type { PgSettings } from '../postgres/pg-connection.js';
 import { withPgClient } from '../postgres/with-pg-client.js';
 import { readSlot } from '../postgres/slots/slot-catalog.js';
-import type { RecordFormat } from '../pipeline/publish/record-format/record-formats.js';
+import { embedsPayload, type RecordFormat } from '../pipeline/publish/record-format/record-formats.js';
 import type { RecordHeaderName } from '../pipeline/publish/record-format/record-headers.js';
 import { isTransactional, type Sink } from '../sink/sink.js';
 import type { RelayStats } from '../pipeline/relay-stats.js';
@@ -151,7 +151,7 @@ export class RelaySession {
       },
     });
     const assembler = new TransactionAssembler(
-      new RowMapper(columnMapping(config), config.table),
+      new RowMapper(columnMapping(config), config.table, { jsonPayload: embedsPayload(config.recordFormat) }),
       {
         begin: (txn) => checkpointer.begin(txn),
         item: (item) => downstream.publisher!.enqueue(item),

@@ -36,6 +36,24 @@ export function shardName(base: string, index: number): string {
   return `${base}_${index}`;
 }
 
+/** PostgreSQL's NAMEDATALEN - 1: a longer slot or publication name is truncated to it, silently. */
+const MAX_NAME_BYTES = 63;
+
+/**
+ * Why `base` cannot name a slot or publication of its own, or undefined when
+ * it can: unsharded, it must fit in 63 bytes; with `count` shards, so must its
+ * longest shard name (`<base>_<count-1>`), or shards whose names differ only
+ * past byte 63 would share one slot.
+ */
+export function shardNamesTooLong(base: string, count?: number): string | undefined {
+  const longest = count === undefined ? base : shardName(base, count - 1);
+  const bytes = Buffer.byteLength(longest, 'utf8');
+  if (bytes <= MAX_NAME_BYTES) return undefined;
+  return count === undefined
+    ? `is ${bytes} bytes; PostgreSQL names are at most ${MAX_NAME_BYTES} bytes (it truncates longer ones)`
+    : `gives shard names of up to ${bytes} bytes (${longest}); PostgreSQL names are at most ${MAX_NAME_BYTES} bytes and it truncates longer ones, so two shards could share one`;
+}
+
 /** Every shard of N. */
 export function allShards(count: number): ShardSpec[] {
   return Array.from({ length: count }, (_, index) => ({ index, count }));

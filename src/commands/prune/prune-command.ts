@@ -1,7 +1,7 @@
 import { EXIT } from '../../shared/outbox-tail-error.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
 import { toRunConfig } from '../../config/run-config.js';
-import { defineCommand, JSON_OPTION, jsonLine } from '../command.js';
+import { defineCommand, JSON_OPTION, jsonLine, wholeNumberOption } from '../command.js';
 import { parseDuration } from '../time-window.js';
 import { pruneOutbox } from './prune-outbox.js';
 
@@ -10,7 +10,7 @@ export const pruneCommand = defineCommand({
   describe: 'delete outbox rows older than a retention window, in small batches, keeping rows the slot may not have passed',
   options: {
     'older-than': { type: 'string', demandOption: true, describe: 'retention window: rows created longer ago are deleted (7d, 12h, 90m)' },
-    'batch-size': { type: 'number', default: 5000, describe: 'rows deleted per transaction' },
+    'batch-size': wholeNumberOption('batch-size', { min: 1, max: 1_000_000, default: 5000, describe: 'rows deleted per transaction' }),
     'dry-run': { type: 'boolean', describe: 'count, delete nothing' },
     json: JSON_OPTION,
   },

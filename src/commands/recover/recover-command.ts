@@ -2,7 +2,7 @@ import { EXIT } from '../../shared/outbox-tail-error.js';
 import { createLogger } from '../../shared/create-logger.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
 import { toRunConfig } from '../../config/run-config.js';
-import { defineCommand, JSON_OPTION, jsonLine } from '../command.js';
+import { defineCommand, JSON_OPTION, jsonLine, wholeNumberOption } from '../command.js';
 import { parseDuration, parseTime } from '../time-window.js';
 import { recoverSlot, type RecoverReport } from './recover-slot.js';
 
@@ -28,7 +28,7 @@ export const recoverCommand = defineCommand({
       deprecated: 'use --recover-margin-ms',
     },
     'dry-run': { type: 'boolean', describe: 'report what would be republished; leave the slot as it is' },
-    'batch-size': { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' },
+    'batch-size': wholeNumberOption('batch-size', { min: 1, max: 1_000_000, default: 1000, describe: 'rows fetched and published per Kafka request' }),
     json: JSON_OPTION,
   },
   config: toRunConfig,

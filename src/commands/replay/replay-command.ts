@@ -1,7 +1,8 @@
 import { EXIT } from '../../shared/outbox-tail-error.js';
 import { createLogger } from '../../shared/create-logger.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
-import { defineCommand, JSON_OPTION, jsonLine, TIME_WINDOW_OPTIONS } from '../command.js';
+import { MAX_TIMER_MS } from '../../shared/max-timer-ms.js';
+import { defineCommand, JSON_OPTION, jsonLine, TIME_WINDOW_OPTIONS, wholeNumberOption } from '../command.js';
 import { parseTimeWindow } from '../time-window.js';
 import { replayOutbox, type ReplayReport } from './replay-outbox.js';
 
@@ -23,8 +24,13 @@ export const replayCommand = defineCommand({
     ...TIME_WINDOW_OPTIONS,
     'only-missing': { type: 'boolean', describe: 'only rows whose id is not in Kafka (as verify reports them)' },
     'dry-run': { type: 'boolean', describe: 'select and count, publish nothing' },
-    'kafka-margin-ms': { type: 'number', default: 300_000, describe: 'with --only-missing: start reading Kafka this long before --from' },
-    'batch-size': { type: 'number', default: 1000, describe: 'rows fetched and published per Kafka request' },
+    'kafka-margin-ms': wholeNumberOption('kafka-margin-ms', {
+      min: 0,
+      max: MAX_TIMER_MS,
+      default: 300_000,
+      describe: 'with --only-missing: start reading Kafka this long before --from',
+    }),
+    'batch-size': wholeNumberOption('batch-size', { min: 1, max: 1_000_000, default: 1000, describe: 'rows fetched and published per Kafka request' }),
     json: JSON_OPTION,
   },
   config: (resolved) => resolved,

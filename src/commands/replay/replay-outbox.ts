@@ -6,6 +6,7 @@ import { isMalformed, RowMapper } from '../../pipeline/assemble/row-mapper.js';
 import { Lsn } from '../../shared/lsn.js';
 import { createKafkaSink, type SinkSettings } from '../../sink/create-sink.js';
 import { createRecordBuilder, type RecordFormatSettings } from '../../pipeline/publish/record-format/create-record-builder.js';
+import { embedsPayload } from '../../pipeline/publish/record-format/record-formats.js';
 import type { SinkRecord } from '../../sink/sink-record.js';
 import { createValueEncoder, type ValueFormatSettings } from '../../pipeline/publish/record-format/value-encoder.js';
 import type { TimeWindow } from '../time-window.js';
@@ -64,7 +65,7 @@ export async function replayOutbox(client: pg.Client, config: ReplaySettings, op
   const orderBy = order === 'commit_timestamp' ? `pg_xact_commit_timestamp(o.xmin) nulls first, o.${col.createdAt}, o.ctid` : `o.${col.createdAt}, o.ctid`;
   const onlyMissing = options.onlyMissing ? `and o.${col.id}::text in (select m.id from (${MISSING_ROWS}) m)` : '';
 
-  const mapper = new RowMapper(columnMapping(config), config.table);
+  const mapper = new RowMapper(columnMapping(config), config.table, { jsonPayload: embedsPayload(config.recordFormat) });
   const builder = createRecordBuilder(config);
   const encoder = createValueEncoder(config);
   const replayedAt = new Date(started).toISOString();
@@ -106,6 +107,11 @@ export async function replayOutbox(client: pg.Client, config: ReplaySettings, op
           continue;
         }
         const record = builder.build(event);
+        const misrouted = builder.misrouted(record);
+        if (misrouted !== null) {
+          report.malformed.push({ id: event.id, reason: misrouted });
+          continue;
+        }
         if (encoder) {
           // --value-format: as the relay encodes it; a payload its schema refuses is listed, never sent.
           const encoded = encoder.tryEncode(record, event) ?? (await encoder.encode(record, event));

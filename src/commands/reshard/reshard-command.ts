@@ -1,8 +1,9 @@
 import { EXIT, OutboxTailError } from '../../shared/outbox-tail-error.js';
-import { MAX_SHARDS } from '../../shared/shard-spec.js';
+import { MAX_SHARDS, shardNamesTooLong } from '../../shared/shard-spec.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
 import { toRunConfig } from '../../config/run-config.js';
-import { defineCommand, JSON_OPTION, jsonLine } from '../command.js';
+import { MAX_TIMER_MS } from '../../shared/max-timer-ms.js';
+import { defineCommand, JSON_OPTION, jsonLine, wholeNumberOption } from '../command.js';
 import { reshard, type ReshardStep } from './reshard.js';
 
 function reshardStepLines(s: ReshardStep): string[] {
@@ -29,7 +30,12 @@ export const reshardCommand = defineCommand({
     to: { type: 'number', demandOption: true, describe: 'the shards to move to' },
     'to-slot': { type: 'string', describe: 'base slot name of the new set [default: <slot>_n<to>]' },
     'to-publication': { type: 'string', describe: 'base publication name of the new set [default: <publication>_n<to>]' },
-    'step-timeout-ms': { type: 'number', default: 600_000, describe: 'how long each wait may take before reshard gives up (nothing dropped)' },
+    'step-timeout-ms': wholeNumberOption('step-timeout-ms', {
+      min: 1,
+      max: MAX_TIMER_MS,
+      default: 600_000,
+      describe: 'how long each wait may take before reshard gives up (nothing dropped)',
+    }),
     json: JSON_OPTION,
   },
   config: toRunConfig,
@@ -54,6 +60,23 @@ export const reshardCommand = defineCommand({
       toPublication: args['to-publication'] ?? `${config.publication}_n${to}`,
       stepTimeoutMs: args['step-timeout-ms'],
     };
+    // Before connecting: a name PostgreSQL would truncate could make two shards share one slot.
+    const names = [
+      ['slot', config.slot, from],
+      ['publication', config.publication, from],
+      ['to-slot', options.toSlot, to],
+      ['to-publication', options.toPublication, to],
+    ] as const;
+    const tooLong = names.flatMap(([flag, base, count]) => {
+      const why = shardNamesTooLong(base, count);
+      return why === undefined ? [] : [`  --${flag} ${base}: ${why}`];
+    });
+    if (tooLong.length > 0) {
+      throw new OutboxTailError('CONFIG_INVALID', `invalid configuration:\n${tooLong.join('\n')}`, {
+        hint: 'give shorter base names (--slot, --publication, --to-slot, --to-publication)',
+        exitCode: EXIT.CONFIG,
+      });
+    }
     return withPgClient(config, (client) =>
       reshard(client, options, (step) => {
         if (!args.json) for (const line of reshardStepLines(step)) io.progress(line);

@@ -1,6 +1,7 @@
 import { EXIT } from '../../shared/outbox-tail-error.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
-import { defineCommand, JSON_OPTION, jsonLine, TIME_WINDOW_OPTIONS } from '../command.js';
+import { MAX_TIMER_MS } from '../../shared/max-timer-ms.js';
+import { defineCommand, JSON_OPTION, jsonLine, TIME_WINDOW_OPTIONS, wholeNumberOption } from '../command.js';
 import { parseTimeWindow } from '../time-window.js';
 import { verifyOutbox, type VerifyReport } from './verify-outbox.js';
 
@@ -25,12 +26,13 @@ export const verifyCommand = defineCommand({
   describe: 'compare the outbox rows created in a window with the ids in Kafka; exit 1 when some are missing',
   options: {
     ...TIME_WINDOW_OPTIONS,
-    'kafka-margin-ms': {
-      type: 'number',
+    'kafka-margin-ms': wholeNumberOption('kafka-margin-ms', {
+      min: 0,
+      max: MAX_TIMER_MS,
       default: 300_000,
       describe: 'start reading Kafka this long before --from (record timestamps come from the relay host clock)',
-    },
-    list: { type: 'number', default: 10, describe: 'missing and unknown ids listed per topic' },
+    }),
+    list: wholeNumberOption('list', { min: 0, max: 100_000, default: 10, describe: 'missing and unknown ids listed per topic' }),
     json: JSON_OPTION,
   },
   config: (resolved) => resolved,

@@ -8,8 +8,13 @@ interface Layout {
   headers: number;
   createdAt: number;
   createdAtType: number;
+  /** The payload must be parsed as JSON: a record format embeds it, and its column type does not make it JSON. */
+  checkPayload: boolean;
   missing: string[];
 }
+
+/** json and jsonb: PostgreSQL accepted the value as JSON and sends it as JSON text. */
+const JSON_TYPE_OIDS: ReadonlySet<number> = new Set([114, 3802]);
 
 /**
  * Maps the INSERT tuple of the outbox table to an OutboxEvent, by column name
@@ -23,6 +28,8 @@ export class RowMapper {
   constructor(
     private readonly columns: ColumnMapping,
     readonly table: string,
+    /** jsonPayload: the record format embeds the payload in a JSON document (embedsPayload), so it must be JSON. */
+    private readonly options: { jsonPayload?: boolean } = {},
   ) {}
 
   onRelation(columns: readonly RelationColumn[]): void {
@@ -39,6 +46,8 @@ export class RowMapper {
       headers: position.get(this.columns.headers) ?? -1,
       createdAt: position.get(this.columns.createdAt) ?? -1,
       createdAtType: columns[position.get(this.columns.createdAt) ?? -1]?.typeOid ?? 0,
+      // Decided per Relation: the jsonb payload of the usual table is never parsed.
+      checkPayload: this.options.jsonPayload === true && !JSON_TYPE_OIDS.has(columns[index.payload]?.typeOid ?? 0),
       missing,
     };
   }
@@ -60,6 +69,10 @@ export class RowMapper {
     const nulls = REQUIRED.filter((key) => values[layout.index[key]] == null).map((key) => this.columns[key]);
     if (nulls.length > 0) {
       return { id, reason: `column(s) ${nulls.join(', ')} NULL`, table: this.table, txn };
+    }
+    if (layout.checkPayload && !isJson(values[layout.index.payload] as Buffer)) {
+      const reason = `column ${this.columns.payload} is not valid JSON (its type is not json or jsonb, and --record-format cloudevents-structured embeds it in the event)`;
+      return { id, reason, table: this.table, txn };
     }
     let headers: Record<string, string> = {};
     const rawHeaders = text(layout.headers);
@@ -85,6 +98,15 @@ export class RowMapper {
 
 export function isMalformed(row: OutboxEvent | MalformedRow): row is MalformedRow {
   return 'reason' in row;
+}
+
+function isJson(payload: Buffer): boolean {
+  try {
+    JSON.parse(payload.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Returns the string entries, or a reason when the value is not a JSON object. */

@@ -80,6 +80,23 @@ class Reader {
     this.offset += 8;
     return v;
   }
+  /** A length or count the message declares: a negative one is malformed, and allocating it would throw a RangeError (retried forever). */
+  private nonNegative(value: number, kind: 'length' | 'count', at: number): number {
+    if (value < 0) throw new OutboxTailError('PROTOCOL_ERROR', `negative ${kind} ${value} at offset ${at}`);
+    return value;
+  }
+  length32(): number {
+    const at = this.offset;
+    return this.nonNegative(this.i32(), 'length', at);
+  }
+  count16(): number {
+    const at = this.offset;
+    return this.nonNegative(this.i16(), 'count', at);
+  }
+  count32(): number {
+    const at = this.offset;
+    return this.nonNegative(this.i32(), 'count', at);
+  }
   cstring(): string {
     const end = this.buffer.indexOf(0, this.offset);
     if (end < 0) throw new OutboxTailError('PROTOCOL_ERROR', `unterminated string at offset ${this.offset}`);
@@ -96,7 +113,7 @@ class Reader {
     return out;
   }
   tuple(): ColumnValue[] {
-    const count = this.i16();
+    const count = this.count16();
     const values: ColumnValue[] = new Array(count);
     for (let i = 0; i < count; i++) {
       const kind = this.u8();
@@ -109,7 +126,7 @@ class Reader {
           break;
         case 0x74: // 't'
         case 0x62: // 'b'
-          values[i] = this.bytes(this.i32());
+          values[i] = this.bytes(this.length32());
           break;
         default:
           throw new OutboxTailError('PROTOCOL_ERROR', `unknown tuple column kind 0x${kind.toString(16)} at offset ${this.offset - 1}`);
@@ -135,7 +152,7 @@ export function decodePgoutput(buffer: Buffer): PgoutputMessage {
       const schema = r.cstring();
       const name = r.cstring();
       const replicaIdentity = String.fromCharCode(r.u8());
-      const count = r.i16();
+      const count = r.count16();
       const columns: RelationColumn[] = [];
       for (let i = 0; i < count; i++) {
         const flags = r.u8();
@@ -167,7 +184,7 @@ export function decodePgoutput(buffer: Buffer): PgoutputMessage {
       return { tag: 'delete', relationId: r.u32() };
     case 0x54: {
       // 'T'
-      const count = r.i32();
+      const count = r.count32();
       r.u8();
       const relationIds: number[] = [];
       for (let i = 0; i < count; i++) relationIds.push(r.u32());
@@ -178,7 +195,7 @@ export function decodePgoutput(buffer: Buffer): PgoutputMessage {
       const flags = r.u8();
       const lsn = r.lsn();
       const prefix = r.cstring();
-      const content = r.bytes(r.i32());
+      const content = r.bytes(r.length32());
       return { tag: 'message', transactional: (flags & 1) === 1, lsn, prefix, content };
     }
     default:

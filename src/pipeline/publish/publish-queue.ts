@@ -101,23 +101,33 @@ export abstract class PublishQueue {
 
   /** One item of the assembler, in stream order. Synchronous: called from the replication socket's data handler. */
   enqueue(item: PipelineItem): void {
-    const { builder, policies, counters, acks, flow, limits } = this.options;
+    const { builder, counters, acks, flow, limits } = this.options;
     let entry: Entry;
     if (item.kind === 'event') {
       const record = builder.build(item.event);
-      entry = { txn: item.event.txn, record, event: item.event, malformed: null, bytes: record.bytes, deadLettered: false, unencoded: this.encoder !== null };
-      counters.eventsReceived++;
+      const misrouted = builder.misrouted(record);
+      if (misrouted === null) {
+        entry = { txn: item.event.txn, record, event: item.event, malformed: null, bytes: record.bytes, deadLettered: false, unencoded: this.encoder !== null };
+        counters.eventsReceived++;
+      } else {
+        entry = this.malformedEntry({ id: item.event.id, reason: misrouted, table: item.event.table, txn: item.event.txn });
+      }
     } else {
-      const row = item.row;
-      this.options.logger.warn({ event: 'malformed-row', outboxId: row.id, reason: row.reason, policy: policies.malformed.action }, 'malformed outbox row');
-      const record = malformedRowRecord(row, policies.malformed, builder);
-      entry = { txn: row.txn, record, event: null, malformed: row, bytes: record?.bytes ?? 0, deadLettered: false, unencoded: false };
+      entry = this.malformedEntry(item.row);
     }
     acks.dispatched(entry.txn);
     this.queue.push(entry);
     this.queuedBytes += entry.bytes;
     if (shouldPause(this.inFlight(), limits)) flow.pause();
     this.wake?.();
+  }
+
+  /** A row that cannot be published as it is: a dead-letter pointer, or (fail) the entry the stage halts on. */
+  private malformedEntry(row: MalformedRow): Entry {
+    const { builder, policies } = this.options;
+    this.options.logger.warn({ event: 'malformed-row', outboxId: row.id, reason: row.reason, policy: policies.malformed.action }, 'malformed outbox row');
+    const record = malformedRowRecord(row, policies.malformed, builder);
+    return { txn: row.txn, record, event: null, malformed: row, bytes: record?.bytes ?? 0, deadLettered: false, unencoded: false };
   }
 
   /** Stop reading, publish what is queued, then let run() resolve. */

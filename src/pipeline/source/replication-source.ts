@@ -7,6 +7,7 @@ import { libraryConnection, type ReplicationConnection } from './library-connect
 import { classifyPgError } from '../../postgres/pg-errors.js';
 import { decodePgoutput, type PgoutputMessage } from '../decode/pgoutput-decoder.js';
 import { encodeStandbyStatus } from './standby-status.js';
+import { publicationNamesOption } from './publication-names-option.js';
 
 export interface ReplicationSourceOptions {
   connection: ClientConfig;
@@ -32,10 +33,9 @@ class OutboxPgoutputPlugin {
     return 'pgoutput';
   }
   start(client: import('pg').Client, slotName: string, lastLsn: string): Promise<unknown> {
-    const publication = this.options.publication.replace(/'/g, "''");
     const slot = slotName.replace(/"/g, '""');
     return client.query(
-      `START_REPLICATION SLOT "${slot}" LOGICAL ${lastLsn} (proto_version '1', publication_names '${publication}'${this.options.messages ? ", messages 'true'" : ''})`,
+      `START_REPLICATION SLOT "${slot}" LOGICAL ${lastLsn} (proto_version '1', publication_names ${publicationNamesOption(this.options.publication)}${this.options.messages ? ", messages 'true'" : ''})`,
     );
   }
   // The library calls parse() inside the socket's data handler, where a throw

@@ -30,6 +30,16 @@ describe('consumer options', () => {
     ['unknown policy', { onFailure: 'skip' }, /onFailure/],
     ['batch of 0', { batch: { maxRecords: 0 } }, /batch.maxRecords/],
     ['table with a quote', { processedTable: 'x"; drop table y; --' }, /invalid table name/],
+    // A Node timer above 2^31-1 ms fires after 1 ms: a huge delay would act as none.
+    ['backoff above the longest timer', { backoff: { maxMs: 3_000_000_000 } }, /backoff.maxMs .*2147483647/],
+    [
+      'connect timeout above the longest timer',
+      { database: { url: 'postgresql://localhost/app', connectTimeoutMs: 3_000_000_000 } },
+      /connectTimeoutMs .*2147483647/,
+    ],
+    ['negative connect timeout', { database: { url: 'postgresql://localhost/app', connectTimeoutMs: -1 } }, /connectTimeoutMs/],
+    ['kafkajs session timeout above the longest timer', { consumer: { sessionTimeout: 3_000_000_000 } }, /consumer.sessionTimeout .*2147483647/],
+    ['kafkajs fetch wait above the longest timer', { consumer: { maxWaitTimeInMs: 3_000_000_000 } }, /consumer.maxWaitTimeInMs .*2147483647/],
   ])('rejects %s with CONFIG_INVALID', (_name, patch, message) => {
     expect(() => validateOptions({ ...base, ...(patch as object) })).toThrow(message);
     try {

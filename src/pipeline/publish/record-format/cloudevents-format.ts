@@ -36,8 +36,9 @@ export class CloudEventsRecordBuilder extends RecordBuilder {
     headerNames: readonly RecordHeaderName[],
     private readonly mode: 'binary' | 'structured',
     sourceTemplate: string,
+    reservedTopics: readonly string[] = [],
   ) {
-    super(topicTemplate, headerNames);
+    super(topicTemplate, headerNames, reservedTopics);
     this.sendSubject = headerNames.includes('aggregate_id');
     this.sendTime = headerNames.includes('created_at');
     this.sendAggregateType = headerNames.includes('aggregate_type');

@@ -18,10 +18,23 @@ export class RecordBuilder {
 
   /** Null when all six standard headers are sent: the common case keeps its fixed-shape object literal. */
   private readonly only: ReadonlySet<RecordHeaderName> | null;
+  /** The topics the relay writes itself (dead letters, exactly-once watermarks): rendered from row data, a topic must never be one. */
+  private readonly reserved: ReadonlySet<string>;
 
-  constructor(topicTemplate: string, headerNames: readonly RecordHeaderName[] = RECORD_HEADER_NAMES) {
+  constructor(topicTemplate: string, headerNames: readonly RecordHeaderName[] = RECORD_HEADER_NAMES, reservedTopics: readonly string[] = []) {
     this.topicFor = compileTopicTemplate(topicTemplate);
     this.only = RECORD_HEADER_NAMES.every((h) => headerNames.includes(h)) ? null : new Set(headerNames);
+    this.reserved = new Set(reservedTopics);
+  }
+
+  /**
+   * Why a built record must not be sent, or null: its topic, rendered from the
+   * row, is one the relay writes itself, where a row's record would be taken
+   * for a watermark or a dead letter. The row is then malformed (--on-malformed).
+   */
+  misrouted(record: SinkRecord): string | null {
+    if (!this.reserved.has(record.topic)) return null;
+    return `the topic template renders ${record.topic}, a topic the relay writes itself (dead letters or exactly-once watermarks)`;
   }
 
   build(event: OutboxEvent): SinkRecord {

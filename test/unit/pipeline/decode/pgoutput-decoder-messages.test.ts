@@ -158,6 +158,28 @@ describe('pgoutput decoder: malformed input is a PROTOCOL_ERROR, never a wrong v
     expect(failure(newOnly).message).toBe('update without new tuple (marker 0x4a)');
   });
 
+  it('rejects a negative length or count as a PROTOCOL_ERROR that is not retried, never a RangeError (a restart loop)', () => {
+    const insert = Buffer.from(bytes('replica_identity_full_update_then_truncate', 2)); // I, relid, 'N', column count at 6, 't' at 8, its length at 9
+    const negativeLength = Buffer.from(insert);
+    negativeLength.writeInt32BE(-2, 9);
+    const negativeColumns = Buffer.from(insert);
+    negativeColumns.writeInt16BE(-1, 6);
+    const message = Buffer.from(bytes('alter_table_then_insert_with_message', 3)); // M, flags, LSN, prefix NUL, content length
+    expect(message[0]).toBe(0x4d);
+    const negativeContent = Buffer.from(message);
+    negativeContent.writeInt32BE(-1, message.indexOf(0, 10) + 1);
+    const relation = Buffer.from(bytes('two_inserts_one_txn', 1)); // R, relid, schema NUL, name NUL, identity, column count
+    expect(relation[0]).toBe(0x52);
+    const negativeRelationColumns = Buffer.from(relation);
+    negativeRelationColumns.writeInt16BE(-1, relation.indexOf(0, relation.indexOf(0, 5) + 1) + 2);
+    const negativeTruncate = Buffer.from('54ffffffff00', 'hex'); // T, relation count -1, options
+    for (const [name, input] of Object.entries({ negativeLength, negativeColumns, negativeContent, negativeRelationColumns, negativeTruncate })) {
+      const error = failure(input);
+      expect(error, name).toMatchObject({ code: 'PROTOCOL_ERROR', retriable: false });
+      expect(error.message, name).toMatch(/^negative (length|count) -\d+ at offset \d+$/);
+    }
+  });
+
   it('rejects an unknown message type with a hint about the plugin and protocol', () => {
     const error = failure(Buffer.from('5a00', 'hex'));
     expect(error.code).toBe('PROTOCOL_ERROR');
