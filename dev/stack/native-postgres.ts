@@ -12,7 +12,7 @@
  * the signals pg_ctl would send: SIGTERM smart, SIGINT fast, SIGQUIT immediate.
  */
 import { constants } from 'node:fs';
-import { access, appendFile, chown, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { access, appendFile, chown, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
@@ -132,7 +132,7 @@ export class NativePostgres implements ServerControl {
   private constructor(
     readonly root: string,
     private readonly user: RunAs | undefined,
-    private readonly opts: NativePostgresOptions,
+    private opts: NativePostgresOptions,
   ) {
     this.dataDir = join(root, 'data');
     this.logFile = join(root, 'postgres.log');
@@ -165,6 +165,68 @@ export class NativePostgres implements ServerControl {
     }
   }
 
+  /**
+   * A hot standby of `primary` (the same binaries): a physical slot on the primary, an online base backup with the
+   * low-level API (pg_backup_start, a copy of the data directory, pg_backup_stop's backup_label), then streaming
+   * through that slot. No pg_basebackup: PostgreSQL 16 from Maven Central ships none, and Debian's is another major.
+   */
+  static async startStandby(primary: NativePostgres, opts: NativePostgresOptions & { physicalSlot: string }): Promise<NativePostgres> {
+    const user = await postgresUser();
+    const root = await mkdtemp(join(tmpdir(), 'outbox-tail-pg-'));
+    const server = new NativePostgres(root, user, opts);
+    try {
+      await server.initStandby(primary, opts.physicalSlot);
+      return server;
+    } catch (err) {
+      await server.destroy().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async initStandby(primary: NativePostgres, physicalSlot: string): Promise<void> {
+    const t0 = Date.now();
+    if (this.user) await chown(this.root, this.user.uid, this.user.gid);
+    this.guard = guardServer(this.root, () => this.pid());
+    const client = new pg.Client({ connectionString: primary.maintenanceUrl });
+    await client.connect();
+    try {
+      // Reserved now: the standby streams from the backup's start through it.
+      await client.query('select pg_create_physical_replication_slot($1, true)', [physicalSlot]);
+      await client.query("select pg_backup_start('outbox-tail standby', true)");
+      const copy = await run('cp', ['-a', primary.dataDir, this.dataDir], { timeoutMs: 120_000 });
+      if (copy.code !== 0) throw new Error(`copying ${primary.dataDir}: ${copy.output.trim()}`);
+      const { rows } = await client.query<{ labelfile: string }>('select labelfile from pg_backup_stop(false)');
+      await writeFile(join(this.dataDir, 'backup_label'), rows[0]!.labelfile);
+    } finally {
+      await client.end();
+    }
+    // What a base backup leaves out: the primary's process files, its WAL (streamed instead) and its slots.
+    for (const entry of ['postmaster.pid', 'postmaster.opts']) await rm(join(this.dataDir, entry), { force: true });
+    for (const dir of ['pg_wal', 'pg_replslot']) {
+      for (const name of await readdir(join(this.dataDir, dir))) {
+        if (name !== 'archive_status') await rm(join(this.dataDir, dir, name), { recursive: true, force: true });
+      }
+    }
+    // postgresql.conf includes the primary's settings file by its absolute path: this server's instead.
+    const conf = join(this.dataDir, 'postgresql.conf');
+    await writeFile(conf, (await readFile(conf, 'utf8')).split(primary.confFile).join(this.confFile));
+    await writeFile(join(this.dataDir, 'standby.signal'), '');
+    this.opts = {
+      ...this.opts,
+      settings: {
+        ...this.opts.settings,
+        primary_conninfo: `host=127.0.0.1 port=${primary.listenPort} user=postgres dbname=postgres application_name=outbox_tail_standby`,
+        primary_slot_name: physicalSlot,
+      },
+    };
+    if (this.user) await run('chown', ['-R', `${this.user.uid}:${this.user.gid}`, this.root]);
+    await this.startOnFreePort();
+    this.version = (await queryPostgres(this.url)).version;
+    this.opts.log(
+      `native postgres ${this.version}: standby of 127.0.0.1:${primary.listenPort} ready on 127.0.0.1:${this.port} in ${Date.now() - t0} ms (${this.root})`,
+    );
+  }
+
   private async init(): Promise<void> {
     const t0 = Date.now();
     if (this.user) await chown(this.root, this.user.uid, this.user.gid);
@@ -188,8 +250,21 @@ export class NativePostgres implements ServerControl {
     await appendFile(join(this.dataDir, 'postgresql.conf'), `\ninclude '${this.confFile}'\n`);
     this.opts.log(`native postgres: initdb ${Date.now() - t0} ms`);
 
-    // A port picked by binding 0 can be taken by someone else before the
-    // postmaster binds it: retry with a new port on "Address already in use".
+    await this.startOnFreePort();
+
+    const admin = new pg.Client({ connectionString: this.maintenanceUrl });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${POSTGRES_DATABASE}`);
+    } finally {
+      await admin.end();
+    }
+    this.version = (await queryPostgres(this.url)).version;
+    this.opts.log(`native postgres ${this.version}: ready on 127.0.0.1:${this.port} in ${Date.now() - t0} ms (${this.root})`);
+  }
+
+  /** A port picked by binding 0 can be taken by someone else before the postmaster binds it: retry with a new port on "Address already in use". */
+  private async startOnFreePort(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       this.port = await freePort();
       await this.writeConf();
@@ -205,16 +280,6 @@ export class NativePostgres implements ServerControl {
         throw err;
       }
     }
-
-    const admin = new pg.Client({ connectionString: this.maintenanceUrl });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE DATABASE ${POSTGRES_DATABASE}`);
-    } finally {
-      await admin.end();
-    }
-    this.version = (await queryPostgres(this.url)).version;
-    this.opts.log(`native postgres ${this.version}: ready on 127.0.0.1:${this.port} in ${Date.now() - t0} ms (${this.root})`);
   }
 
   private async writeConf(): Promise<void> {

@@ -12,6 +12,7 @@ import { parseShard } from '../shared/shard-spec.js';
 import { checkShardFilter, requireRowFilters } from '../postgres/shard-check.js';
 import { createSlot, readSlot } from '../postgres/slots/slot-catalog.js';
 import { describeInvalidation, type InvalidationCause } from '../postgres/slots/invalidation-cause.js';
+import { standbyDecodingVerdict } from '../postgres/standby-decoding.js';
 import { warnOnMissingStandbySlots } from '../postgres/slots/standby-slots-check.js';
 
 /** What preflight checks: the connection, the table and its columns, the publication, the slot (--create-slot, --failover-slot). */
@@ -76,9 +77,7 @@ async function checkPostgres(client: pg.Client, config: PreflightSettings, log: 
               (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
     )
   ).rows[0]!;
-  if (info.in_recovery) {
-    throw fail('SERVER_IS_STANDBY', `PostgreSQL at ${where} is a standby (in recovery): the relay's slot cannot stream there`, STANDBY_HINT);
-  }
+  if (info.in_recovery) await checkStandbyDecoding(client, config.slot, info.version_num, where, log);
   if (info.wal_level !== 'logical') {
     throw fail(
       'WAL_LEVEL_NOT_LOGICAL',
@@ -158,6 +157,30 @@ async function checkPostgres(client: pg.Client, config: PreflightSettings, log: 
   const slotCreated = await checkSlot(client, config, info.db, log);
   await warnOnMissingStandbySlots(client, config.slot, log);
   return { serverVersion: info.version, slotCreated };
+}
+
+/** A server in recovery: decode there (16+, feedback through a physical slot), wait for its promotion, or refuse. */
+async function checkStandbyDecoding(client: pg.Client, slot: string, versionNum: number, where: string, log: Logger): Promise<void> {
+  const facts = (
+    await client.query<{ feedback: string; primary_slot: string | null; receiver: string | null }>(
+      `select current_setting('hot_standby_feedback') as feedback, current_setting('primary_slot_name', true) as primary_slot,
+              (select status from pg_stat_wal_receiver) as receiver`,
+    )
+  ).rows[0]!;
+  const row = await readSlot(client, slot);
+  const verdict = standbyDecodingVerdict({
+    serverVersionNum: versionNum,
+    hotStandbyFeedback: facts.feedback === 'on',
+    primarySlotName: facts.primary_slot ?? '',
+    receiverStatus: facts.receiver,
+    slot: row ? { synced: row.synced } : null,
+  });
+  if (verdict.kind === 'wait-for-promotion') {
+    throw fail('SERVER_IS_STANDBY', `PostgreSQL at ${where} is a standby (in recovery): ${verdict.reason}`, STANDBY_HINT);
+  }
+  if (verdict.kind === 'refuse') throw fail('STANDBY_NOT_READY_FOR_DECODING', `PostgreSQL at ${where} is a standby: ${verdict.reason}`, verdict.fix);
+  for (const warning of verdict.warnings) log.warn({ event: 'standby-receiver-not-streaming' }, warning);
+  log.info({ event: 'standby-decoding', where }, 'decoding on a hot standby: its slot, its WAL, the primary pays no walsender');
 }
 
 async function checkSlot(client: pg.Client, config: PreflightSettings, db: string, log: Logger): Promise<boolean> {

@@ -1,0 +1,98 @@
+/**
+ * Issue 43 (work in progress): the relay decodes on a PostgreSQL 16 hot standby. A native primary (with the stack's
+ * Kafka) and a standby of it, both PostgreSQL 16 (bin/setup-postgres16.sh); orders are written on the primary, the
+ * relay streams from a logical slot on the standby. A standby without hot_standby_feedback is refused with the fix.
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type StackHandle } from '../../dev/stack/index.js';
+import { NativePostgres } from '../../dev/stack/native-postgres.js';
+import { createTestDatabase, uniqueName, withDatabase, type TestDatabase } from '../support/database.js';
+import { KafkaCollector } from '../support/kafka-collector.js';
+import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
+import { query } from '../support/slot.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+let stack: StackHandle;
+let standby: NativePostgres;
+let db: TestDatabase;
+let standbyDbUrl = '';
+const relays: RelayProcess[] = [];
+const collectors: KafkaCollector[] = [];
+
+/** A logical slot on the standby: creating it waits for a running-xacts record, which the primary is asked to log. */
+async function createStandbySlot(slot: string): Promise<void> {
+  const nudge = setInterval(() => void query(db.url, 'select pg_log_standby_snapshot()').catch(() => undefined), 300);
+  try {
+    await query(standbyDbUrl, "select pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
+  } finally {
+    clearInterval(nudge);
+  }
+}
+
+beforeAll(async () => {
+  const binDir = execFileSync('bash', [`${ROOT}bin/setup-postgres16.sh`], { encoding: 'utf8' }).trim();
+  stack = await startStack({ provider: 'native', postgresBinDir: binDir, log: (l) => console.log(`[stack] ${l}`) });
+  db = await createTestDatabase(stack);
+  standby = await NativePostgres.startStandby(stack.postgres as NativePostgres, {
+    binDir,
+    settings: { wal_level: 'logical', hot_standby_feedback: 'on' },
+    readyTimeoutMs: 60_000,
+    log: (l) => console.log(`[standby] ${l}`),
+    physicalSlot: 'outbox_tail_standby',
+  });
+  standbyDbUrl = withDatabase(standby.url, db.name);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(relays.map((r) => r.kill('SIGKILL')));
+  await Promise.all(collectors.map((c) => c.stop()));
+  await standby?.destroy();
+  await db?.drop();
+  await stack?.stop();
+});
+
+describe('decoding on a PostgreSQL 16 hot standby', () => {
+  it('relays what the primary commits from a slot on the standby', async () => {
+    const slot = uniqueName('standby_slot');
+    await createStandbySlot(slot);
+    const type = uniqueName('sb');
+    const collector = await new KafkaCollector(stack.brokers).start([`outbox.event.${type}`]);
+    collectors.push(collector);
+    const relay = startRelay({ databaseUrl: standbyDbUrl, brokers: stack.brokers, slot });
+    relays.push(relay);
+    await relay.waitForLog(isStreaming, 60_000);
+    await query(
+      db.url,
+      `insert into outbox (aggregate_type, aggregate_id, event_type, payload) select $1, 'k' || g, 'E', jsonb_build_object('g', g) from generate_series(1, 20) g`,
+      [type],
+    );
+    await collector.waitForDistinct(20);
+    expect(relay.logs.some((l) => l.event === 'standby-decoding')).toBe(true);
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
+    // The standby's slot was confirmed past what was relayed.
+    const [row] = await query<{ confirmed: string }>(
+      standbyDbUrl,
+      'select confirmed_flush_lsn::text as confirmed from pg_replication_slots where slot_name = $1',
+      [slot],
+    );
+    expect(row!.confirmed).not.toBeNull();
+  }, 120_000);
+
+  it('refuses a standby without hot_standby_feedback, naming the fix', async () => {
+    await query(standby.url, 'alter system set hot_standby_feedback = off');
+    await query(standby.url, 'select pg_reload_conf()');
+    try {
+      const relay = startRelay({ databaseUrl: standbyDbUrl, brokers: stack.brokers, slot: uniqueName('nofeedback') });
+      relays.push(relay);
+      const { code } = await relay.exited;
+      expect(code).toBe(3);
+      expect(relay.stderr()).toMatch(/STANDBY_NOT_READY_FOR_DECODING: .*hot_standby_feedback is off.*Fix: ALTER SYSTEM SET hot_standby_feedback = on/s);
+    } finally {
+      await query(standby.url, 'alter system reset hot_standby_feedback');
+      await query(standby.url, 'select pg_reload_conf()');
+    }
+  }, 60_000);
+});
