@@ -18,7 +18,7 @@ import type { RelayVariant } from '../support/broken-checkpointers.js';
 import { createTestDatabase, uniqueName } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
-import { createSlot, waitForConfirmed } from '../support/slot.js';
+import { createSlot, query, waitForConfirmed } from '../support/slot.js';
 import { rng } from '../support/seeded-random.js';
 import { peekTransactions, type DecodedTxn } from '../support/witness-slot.js';
 import { SHARD_LAYOUTS, type ShardLayout } from '../support/broken-shards.js';
@@ -88,6 +88,12 @@ export interface CrashOptions {
   shards?: number;
   /** Negative control: a broken layout of the shards' filters (test/support/broken-shards.ts). */
   shardLayout?: ShardLayout;
+  /**
+   * Decode on a hot standby of the stack's server (issue 43): the relay's slot is created on the standby and the
+   * relay connects there; orders, the outbox and the recount stay on the primary. The standby's slot must be
+   * confirmed up to what the primary wrote.
+   */
+  standby?: { urlFor(database: string): string; createSlot(standbyUrl: string, primaryUrl: string, slot: string): Promise<void> };
 }
 
 export interface CrashResult {
@@ -118,6 +124,8 @@ export interface CrashResult {
   node: string;
   /** Sharded runs: the relays' i/N and whether every shard's slot was confirmed to the end of the WAL written. */
   shards: { relays: string[]; slots_confirmed_to_end: boolean } | null;
+  /** With `standby`: the standby's slot confirmed up to the primary's last WAL position. */
+  standby: { slot_confirmed_to_end: boolean } | null;
   /** straddle runs: kills set up as straddles, and those where T2's commit record began exactly at T1's end. */
   straddles: { attempted: number; adjacent: number };
   seconds: number;
@@ -196,7 +204,9 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
   const source = options.source ?? 'table';
   const via = source === 'messages' ? 'message' : 'table';
   const started = Date.now();
+  if (options.standby && (options.shards || options.straddle)) throw new Error('runCrash: standby runs neither shards nor straddles');
   const db = await createTestDatabase(options.stack);
+  const relayUrl = options.standby ? options.standby.urlFor(db.name) : db.url;
   const run = uniqueName('crash');
   const slot = run;
   const topic = `${run}.order`;
@@ -228,7 +238,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       }
       if (source === 'messages') await admin.query(`insert into outbox_tail.message_shards (prefix, shards) values ('outbox-tail', $1)`, [options.shards]);
     } else {
-      await createSlot(db.url, slot);
+      if (options.standby) await options.standby.createSlot(relayUrl, db.url, slot);
+      else await createSlot(db.url, slot);
     }
     // Only peeked: what the relay's slot is sent, to tell which straddles really had adjacent commits.
     const witness = `${slot}_w`;
@@ -249,7 +260,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
     const newRelay = (shard = 0) => {
       const spec = shardSpecs?.[shard];
       const started = startRelay({
-        databaseUrl: db.url,
+        databaseUrl: relayUrl,
         brokers: options.stack.brokers,
         slot,
         env: spec ? { ...relayEnv, OUTBOX_TAIL_SHARD: formatShard(spec) } : relayEnv,
@@ -281,12 +292,19 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       const orders = await count('select count(*) as n from orders');
       const outbox = await countEvents();
       const shipments = await count('select count(*) as n from shipments');
-      const lags = (
-        await admin.query<{ lag: string | null }>(
-          'select pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = any($1) order by slot_name',
-          [shardSpecs ? shardSpecs.map((s) => shardName(slot, s.index)) : [slot]],
-        )
-      ).rows;
+      // On a standby the WAL's end is what it replayed (pg_current_wal_lsn() fails during recovery).
+      const lags = options.standby
+        ? await query<{ lag: string | null }>(
+            relayUrl,
+            'select pg_wal_lsn_diff(pg_last_wal_replay_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = $1',
+            [slot],
+          )
+        : (
+            await admin.query<{ lag: string | null }>(
+              'select pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text as lag from pg_replication_slots where slot_name = any($1) order by slot_name',
+              [shardSpecs ? shardSpecs.map((s) => shardName(slot, s.index)) : [slot]],
+            )
+          ).rows;
       log(
         `kill #${k}${what}: orders=${orders} outbox=${outbox} kafka_records=${collector.records.length} distinct_ids=${collector.distinctIds().size} confirmed_lag_bytes=${lags.map((l) => l.lag ?? '-').join(',') || '-'} shipments=${shipments}`,
       );
@@ -511,6 +529,17 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
         },
       );
     }
+    let standbyConfirmed = false;
+    if (options.standby && writerMode === 'outbox') {
+      const [{ lsn }] = (await admin.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows as [{ lsn: string }];
+      standbyConfirmed = await waitForConfirmed(relayUrl, slot, Lsn.parse(lsn), 30_000).then(
+        () => true,
+        (error: unknown) => {
+          log(`the standby's slot was not confirmed to the primary's end: ${(error as Error).message}`);
+          return false;
+        },
+      );
+    }
     await Promise.all(relays.map((r) => r?.kill('SIGTERM')));
     await killChild(consumer, 'SIGTERM');
     // The read_uncommitted view: no record count may still be moving once the relay stopped.
@@ -570,6 +599,7 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       relay_fatal_codes: fatalCodes,
       node: options.node ? execFileSync(options.node, ['--version'], { encoding: 'utf8' }).trim() : process.version,
       shards: shardSpecs ? { relays: shardSpecs.map(formatShard), slots_confirmed_to_end: slotsConfirmed } : null,
+      standby: options.standby ? { slot_confirmed_to_end: standbyConfirmed } : null,
       straddles,
       seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
       passed: false,
@@ -581,7 +611,8 @@ export async function runCrash(options: CrashOptions): Promise<CrashResult> {
       orderViolations === 0 &&
       [result.outbox, result.distinct_ids, result.shipments, result.processed].every((n) => n === result.orders) &&
       [c.outbox, c.distinct_ids, c.processed, c.shipments].every((n) => n === c.orders) &&
-      (result.shards === null || result.shards.slots_confirmed_to_end);
+      (result.shards === null || result.shards.slots_confirmed_to_end) &&
+      (result.standby === null || result.standby.slot_confirmed_to_end);
     void naiveCommitted;
     return result;
   } finally {
