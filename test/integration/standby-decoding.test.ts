@@ -49,7 +49,8 @@ afterAll(async () => {
   await Promise.all(relays.map((r) => r.kill('SIGKILL')));
   await Promise.all(collectors.map((c) => c.stop()));
   await standby?.destroy();
-  await db?.drop();
+  // The promotion test killed the primary: its database goes with the stack's data directory.
+  await db?.drop().catch(() => undefined);
   await stack?.stop();
 });
 
@@ -95,4 +96,37 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
       await query(standby.url, 'select pg_reload_conf()');
     }
   }, 60_000);
+
+  // Last: it kills the primary.
+  it('carries on after the standby is promoted (the primary killed with SIGKILL): every row the promoted server has is in Kafka', async () => {
+    const slot = uniqueName('promoted_slot');
+    await createStandbySlot(slot);
+    const type = uniqueName('promo');
+    const collector = await new KafkaCollector(stack.brokers).start([`outbox.event.${type}`]);
+    collectors.push(collector);
+    const relay = startRelay({ databaseUrl: standbyDbUrl, brokers: stack.brokers, slot });
+    relays.push(relay);
+    await relay.waitForLog(isStreaming, 60_000);
+    const insert = (url: string, from: number, to: number) =>
+      query(
+        url,
+        `insert into outbox (aggregate_type, aggregate_id, event_type, payload) select $1, 'k' || g, 'E', jsonb_build_object('g', g) from generate_series($2::int, $3::int) g`,
+        [type, from, to],
+      );
+    for (let i = 0; i < 10; i++) await insert(db.url, i * 10 + 1, i * 10 + 10);
+    await collector.waitForDistinct(50);
+    await (stack.postgres as NativePostgres).kill('SIGKILL');
+    await query(standby.url, 'select pg_promote(true, 60)');
+    // The promoted server takes the writes now; the relay's URL already points at it.
+    await insert(standbyDbUrl, 101, 150);
+    const ids = (await query<{ id: string }>(standbyDbUrl, 'select id::text from outbox where aggregate_type = $1', [type])).map((r) => r.id);
+    expect(ids.length, "rows the promoted server has (the primary's last ones may not have reached it)").toBeGreaterThanOrEqual(100);
+    await collector.waitUntil((c) => ids.every((id) => c.distinctIds().has(id)), 60_000, 'every row of the promoted server');
+    expect(
+      ids.filter((id) => !collector.distinctIds().has(id)),
+      'lost',
+    ).toEqual([]);
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
+  }, 180_000);
 });
