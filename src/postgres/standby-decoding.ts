@@ -14,6 +14,10 @@ export interface StandbyFacts {
   receiverStatus: string | null;
   /** The relay's slot on this server: null when absent; synced is null before 17. */
   slot: { synced: boolean | null } | null;
+  /** sync_replication_slots (17+; false before): this standby copies failover slots from its primary. */
+  syncReplicationSlots: boolean;
+  /** --failover-slot: the relay's slot is a failover slot, so a standby is where it waits for a promotion. */
+  failoverSlot: boolean;
 }
 
 export type StandbyVerdict =
@@ -24,6 +28,15 @@ export function standbyDecodingVerdict(facts: StandbyFacts): StandbyVerdict {
     return {
       kind: 'wait-for-promotion',
       reason: 'the slot here is a failover copy synchronized from the primary: it streams once this standby is promoted',
+    };
+  }
+  // A failover deployment (docs/operations.md, Failover slots): its standby relay waits, even before the first sync.
+  if (facts.failoverSlot || (facts.syncReplicationSlots && facts.slot === null)) {
+    return {
+      kind: 'wait-for-promotion',
+      reason: facts.failoverSlot
+        ? 'the relay runs with --failover-slot: its slot streams here once this standby is promoted'
+        : 'this standby synchronizes failover slots (sync_replication_slots = on) and has no copy of the slot yet: it streams here once the copy exists and the standby is promoted',
     };
   }
   if (facts.serverVersionNum < 160000) {

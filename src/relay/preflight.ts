@@ -77,7 +77,7 @@ async function checkPostgres(client: pg.Client, config: PreflightSettings, log: 
               (select rolsuper or rolreplication from pg_roles where rolname = current_user) as can_replicate`,
     )
   ).rows[0]!;
-  if (info.in_recovery) await checkStandbyDecoding(client, config.slot, info.version_num, where, log);
+  if (info.in_recovery) await checkStandbyDecoding(client, config, info.version_num, where, log);
   if (info.wal_level !== 'logical') {
     throw fail(
       'WAL_LEVEL_NOT_LOGICAL',
@@ -160,20 +160,22 @@ async function checkPostgres(client: pg.Client, config: PreflightSettings, log: 
 }
 
 /** A server in recovery: decode there (16+, feedback through a physical slot), wait for its promotion, or refuse. */
-async function checkStandbyDecoding(client: pg.Client, slot: string, versionNum: number, where: string, log: Logger): Promise<void> {
+async function checkStandbyDecoding(client: pg.Client, config: PreflightSettings, versionNum: number, where: string, log: Logger): Promise<void> {
   const facts = (
-    await client.query<{ feedback: string; primary_slot: string | null; receiver: string | null }>(
+    await client.query<{ feedback: string; primary_slot: string | null; receiver: string | null; sync_slots: string | null }>(
       `select current_setting('hot_standby_feedback') as feedback, current_setting('primary_slot_name', true) as primary_slot,
-              (select status from pg_stat_wal_receiver) as receiver`,
+              current_setting('sync_replication_slots', true) as sync_slots, (select status from pg_stat_wal_receiver) as receiver`,
     )
   ).rows[0]!;
-  const row = await readSlot(client, slot);
+  const row = await readSlot(client, config.slot);
   const verdict = standbyDecodingVerdict({
     serverVersionNum: versionNum,
     hotStandbyFeedback: facts.feedback === 'on',
     primarySlotName: facts.primary_slot ?? '',
     receiverStatus: facts.receiver,
     slot: row ? { synced: row.synced } : null,
+    syncReplicationSlots: facts.sync_slots === 'on',
+    failoverSlot: config.failoverSlot,
   });
   if (verdict.kind === 'wait-for-promotion') {
     throw fail('SERVER_IS_STANDBY', `PostgreSQL at ${where} is a standby (in recovery): ${verdict.reason}`, STANDBY_HINT);

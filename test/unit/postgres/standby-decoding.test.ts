@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { standbyDecodingVerdict, type StandbyFacts } from '../../../src/postgres/standby-decoding.js';
 
-const ready: StandbyFacts = { serverVersionNum: 160010, hotStandbyFeedback: true, primarySlotName: 'standby1', receiverStatus: 'streaming', slot: null };
+const ready: StandbyFacts = {
+  serverVersionNum: 160010,
+  hotStandbyFeedback: true,
+  primarySlotName: 'standby1',
+  receiverStatus: 'streaming',
+  slot: null,
+  syncReplicationSlots: false,
+  failoverSlot: false,
+};
 
 describe('decoding on a hot standby', () => {
   it('decodes on a 16+ standby with feedback through a physical slot', () => {
@@ -11,6 +19,16 @@ describe('decoding on a hot standby', () => {
 
   it('waits for promotion when the slot is a synchronized failover copy', () => {
     expect(standbyDecodingVerdict({ ...ready, serverVersionNum: 170004, slot: { synced: true } })).toMatchObject({ kind: 'wait-for-promotion' });
+  });
+
+  it('waits for promotion in a failover deployment: --failover-slot, or a slot-syncing standby without the copy yet', () => {
+    expect(standbyDecodingVerdict({ ...ready, serverVersionNum: 170004, failoverSlot: true })).toMatchObject({ kind: 'wait-for-promotion' });
+    expect(standbyDecodingVerdict({ ...ready, serverVersionNum: 170004, syncReplicationSlots: true })).toMatchObject({ kind: 'wait-for-promotion' });
+    // A slot of its own on a slot-syncing standby: decoding there was asked for.
+    expect(standbyDecodingVerdict({ ...ready, serverVersionNum: 170004, syncReplicationSlots: true, slot: { synced: false } })).toEqual({
+      kind: 'decode',
+      warnings: [],
+    });
   });
 
   it('refuses before 16, naming the version', () => {
