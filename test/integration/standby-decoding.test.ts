@@ -31,6 +31,27 @@ async function createStandbySlot(slot: string): Promise<void> {
   }
 }
 
+/** DDL and VACUUM of the catalogs on the primary until the standby reports the slot conflicting (invalidated). */
+async function waitForInvalidation(slot: string): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const name = uniqueName('churn');
+    // Two transactions: rows inserted and deleted by one transaction give a vacuum no conflict horizon.
+    await query(db.url, `create table ${name} (a int)`);
+    await query(db.url, `drop table ${name}`);
+    await query(db.url, 'vacuum pg_class, pg_attribute, pg_type, pg_depend');
+    const [row] = await query<{ conflicting: boolean | null }>(standbyDbUrl, 'select conflicting from pg_replication_slots where slot_name = $1', [slot]);
+    if (row?.conflicting) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const primarySlots = await query(db.url, 'select slot_name, xmin::text, catalog_xmin::text from pg_replication_slots');
+  const holders = await query(db.url, 'select pid, backend_xmin::text, backend_xid::text, state, query from pg_stat_activity where backend_xmin is not null');
+  const standbySlot = await query(standbyDbUrl, 'select slot_name, catalog_xmin::text, conflicting from pg_replication_slots');
+  const feedback = await query(standbyDbUrl, "select current_setting('hot_standby_feedback') as f");
+  throw new Error(
+    `slot ${slot} was not invalidated within 60 rounds of catalog churn with hot_standby_feedback off: primary slots ${JSON.stringify(primarySlots)}, xmin holders ${JSON.stringify(holders)}, standby slots ${JSON.stringify(standbySlot)}, feedback ${JSON.stringify(feedback)}`,
+  );
+}
+
 beforeAll(async () => {
   const binDir = execFileSync('bash', [`${ROOT}bin/setup-postgres16.sh`], { encoding: 'utf8' }).trim();
   stack = await startStack({ provider: 'native', postgresBinDir: binDir, log: (l) => console.log(`[stack] ${l}`) });
@@ -96,6 +117,31 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
       await query(standby.url, 'select pg_reload_conf()');
     }
   }, 60_000);
+
+  it('negative control: with hot_standby_feedback off, the primary vacuums catalog rows the slot needs; the running relay halts naming rows_removed, never recreating the slot', async () => {
+    const slot = uniqueName('feedback_off_slot');
+    await createStandbySlot(slot);
+    const relay = startRelay({ databaseUrl: standbyDbUrl, brokers: stack.brokers, slot });
+    relays.push(relay);
+    await relay.waitForLog(isStreaming, 60_000);
+    await query(standby.url, 'alter system set hot_standby_feedback = off');
+    await query(standby.url, 'select pg_reload_conf()');
+    try {
+      // Catalog rows newer than the slot's catalog_xmin, deleted and vacuumed away on the primary; the standby's
+      // replay of that vacuum conflicts with the slot.
+      await waitForInvalidation(slot);
+      const { code } = await relay.exited;
+      expect(code, 'the relay halts').not.toBe(0);
+      expect(relay.stderr()).toMatch(/SLOT_INVALIDATED.*catalog rows the slot needed were removed.*hot_standby_feedback = on/s);
+      const [row] = await query<{ n: number }>(standbyDbUrl, 'select count(*)::int as n from pg_replication_slots where slot_name = $1 and not conflicting', [
+        slot,
+      ]);
+      expect(row!.n, 'no usable slot of that name was recreated').toBe(0);
+    } finally {
+      await query(standby.url, 'alter system reset hot_standby_feedback');
+      await query(standby.url, 'select pg_reload_conf()');
+    }
+  }, 120_000);
 
   // Last: it kills the primary.
   it('carries on after the standby is promoted (the primary killed with SIGKILL): every row the promoted server has is in Kafka', async () => {
