@@ -99,6 +99,12 @@ export const configSchema = z
         envAliases: ['DATABASE_URL'],
         secret: true,
       }),
+    primaryUrl: z.string().trim().min(1).refine(hasPostgresScheme, NOT_A_POSTGRES_URL).optional().meta({
+      group: 'PostgreSQL connection',
+      description:
+        "With --database-url on a hot standby (PostgreSQL 16+): the primary's URL, used only for what must run there: pg_log_standby_snapshot() while a slot is created on the standby (docs/standby-decoding.md)",
+      secret: true,
+    }),
     brokers: list.default(['localhost:9092']).meta({ group: 'Kafka connection', description: 'Kafka bootstrap brokers, comma separated' }),
     clientId: identifier.default('outbox-tail').meta({ group: 'Kafka connection', description: 'Kafka client id' }),
     topic: z

@@ -27,6 +27,7 @@ export type ErrorCode =
   /** The server is a standby (in recovery): its synced failover slots stream only after promotion. */
   | 'SERVER_IS_STANDBY'
   | 'STANDBY_NOT_READY_FOR_DECODING'
+  | 'STANDBY_NEEDS_PRIMARY_URL'
   /** --failover-slot against a server older than PostgreSQL 17. */
   | 'FAILOVER_SLOT_UNSUPPORTED'
   /** --source messages|both against a server older than PostgreSQL 14 (pgoutput has no messages option). */

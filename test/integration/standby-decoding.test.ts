@@ -11,6 +11,7 @@ import { NativePostgres } from '../../dev/stack/native-postgres.js';
 import { createTestDatabase, uniqueName, withDatabase, type TestDatabase } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
+import { runCli } from '../support/run-cli.js';
 import { query } from '../support/slot.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -142,6 +143,29 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
       await query(standby.url, 'select pg_reload_conf()');
     }
   }, 120_000);
+
+  it('init --slot on the standby with --primary-url creates the slot there; without --primary-url it refuses naming it', async () => {
+    const slot = uniqueName('init_standby');
+    const refused = await runCli(['init', '--slot', slot], { OUTBOX_TAIL_DATABASE_URL: standbyDbUrl });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/STANDBY_NEEDS_PRIMARY_URL: .* is a hot standby.*Fix: add --primary-url/s);
+    const t0 = Date.now();
+    const init = await runCli(['init', '--slot', slot], { OUTBOX_TAIL_DATABASE_URL: standbyDbUrl, OUTBOX_TAIL_PRIMARY_URL: db.url });
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain(`slot ${slot} created`);
+    console.log(`init --slot on the standby: ${Date.now() - t0} ms`);
+    const [row] = await query<{ n: number }>(
+      standbyDbUrl,
+      "select count(*)::int as n from pg_replication_slots where slot_name = $1 and slot_type = 'logical'",
+      [slot],
+    );
+    expect(row!.n).toBe(1);
+    const relay = startRelay({ databaseUrl: standbyDbUrl, brokers: stack.brokers, slot });
+    relays.push(relay);
+    await relay.waitForLog(isStreaming, 60_000);
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
+  }, 90_000);
 
   // Last: it kills the primary.
   it('carries on after the standby is promoted (the primary killed with SIGKILL): every row the promoted server has is in Kafka', async () => {

@@ -40,7 +40,12 @@ export const initCommand = defineCommand({
     const { shards } = config;
     let lines: string[];
     if (shards === undefined) {
-      const result = await withPgClient(config, (client) => initOutbox(client, config));
+      const { primaryUrl } = config;
+      const result = await withPgClient(config, (client) =>
+        primaryUrl === undefined
+          ? initOutbox(client, config)
+          : withPgClient({ ...config, databaseUrl: primaryUrl, databaseUrlFile: undefined }, (primary) => initOutbox(client, config, primary)),
+      );
       lines = initLines(result);
       for (const warning of result.warnings) io.warn(warning);
     } else {

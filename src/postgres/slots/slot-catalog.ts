@@ -87,9 +87,12 @@ export interface CreateSlotOptions {
   failover?: boolean;
   /** Where the server is, for messages (host:port/db, no credentials). */
   where?: string;
+  /** Called every NUDGE_INTERVAL_MS while the slot is created (on a standby: pg_log_standby_snapshot() on the primary). */
+  nudge?: () => Promise<unknown>;
 }
 
 const DUPLICATE_OBJECT = '42710';
+const NUDGE_INTERVAL_MS = 300;
 
 /**
  * The one place a replication slot is created: logical, pgoutput, unless a
@@ -101,8 +104,15 @@ export async function createSlot(client: pg.ClientBase, slot: string, options: C
   if (options.failover) await requireFailoverSupport(client, options.where);
   try {
     // (slot_name, plugin, temporary, twophase, failover): the 5th argument exists from PostgreSQL 17 on.
-    if (options.failover) await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput', false, false, true)`, [slot]);
-    else await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
+    // On a standby the creation waits for a running-xacts record from the primary: nudge asks the primary for one.
+    const nudge = options.nudge;
+    const timer = nudge ? setInterval(() => void nudge().catch(() => undefined), NUDGE_INTERVAL_MS) : undefined;
+    try {
+      if (options.failover) await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput', false, false, true)`, [slot]);
+      else await client.query(`select pg_create_logical_replication_slot($1, 'pgoutput')`, [slot]);
+    } finally {
+      clearInterval(timer);
+    }
     return true;
   } catch (error) {
     if ((error as { code?: unknown }).code === DUPLICATE_OBJECT) return false;
