@@ -47,6 +47,8 @@ export interface SessionSettings extends ColumnSettings, BatchLimits, InFlightLi
   statusIntervalMs: number;
   replicationTimeoutMs: number;
   heartbeatIntervalMs: number;
+  /** Where the heartbeat writes: the primary (--primary-url) when the relay decodes on a standby; null: the relay's own server. */
+  heartbeatPg?: PgSettings | null;
   offsetsTopic: string;
   /** --value-format avro|json-schema, or null (json). */
   valueEncoder?: ValueEncoder | null;
@@ -232,7 +234,7 @@ export class RelaySession {
       if (watermark) void status.flush().catch(() => undefined);
     }
     this.heartbeat = new Heartbeat({
-      config: { ...this.options.pg, heartbeatIntervalMs: config.heartbeatIntervalMs, messagePrefix: config.messagePrefix },
+      config: { ...(config.heartbeatPg ?? this.options.pg), heartbeatIntervalMs: config.heartbeatIntervalMs, messagePrefix: config.messagePrefix },
       idleForMs: () => source.streamIdleForMs,
       logger: this.log,
     });

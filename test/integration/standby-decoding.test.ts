@@ -167,6 +167,36 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
     expect(await relay.exited).toEqual({ code: 0, signal: null });
   }, 90_000);
 
+  it('with --primary-url the heartbeat writes on the primary: an idle standby slot keeps being confirmed; without it the heartbeat fails on the standby', async () => {
+    const confirmed = async (slot: string) =>
+      (await query<{ lsn: string }>(standbyDbUrl, 'select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot]))[0]!.lsn;
+    const heartbeat = { OUTBOX_TAIL_HEARTBEAT_INTERVAL_MS: '300', OUTBOX_TAIL_LOG_LEVEL: 'debug' };
+    const slot = uniqueName('heartbeat_slot');
+    await createStandbySlot(slot);
+    const relay = startRelay({ databaseUrl: standbyDbUrl, brokers: stack.brokers, slot, env: { ...heartbeat, OUTBOX_TAIL_PRIMARY_URL: db.url } });
+    relays.push(relay);
+    await relay.waitForLog(isStreaming, 60_000);
+    const before = await confirmed(slot);
+    await relay.waitForLog((l) => l.event === 'heartbeat', 20_000);
+    let after = before;
+    for (let i = 0; i < 100 && after === before; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await confirmed(slot);
+    }
+    expect(after, 'confirmed moved with the heartbeats alone').not.toBe(before);
+    expect(relay.logs.filter((l) => l.event === 'heartbeat-failed')).toEqual([]);
+    relay.child.kill('SIGTERM');
+    await relay.exited;
+
+    const without = startRelay({ databaseUrl: standbyDbUrl, brokers: stack.brokers, slot, env: heartbeat });
+    relays.push(without);
+    await without.waitForLog(isStreaming, 60_000);
+    const failed = await without.waitForLog((l) => l.event === 'heartbeat-failed', 20_000);
+    expect(String(failed.err)).toMatch(/recovery/i);
+    without.child.kill('SIGTERM');
+    await without.exited;
+  }, 90_000);
+
   // Last: it kills the primary.
   it('carries on after the standby is promoted (the primary killed with SIGKILL): every row the promoted server has is in Kafka', async () => {
     const slot = uniqueName('promoted_slot');

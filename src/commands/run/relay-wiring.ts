@@ -91,6 +91,8 @@ export function relayStages(config: RunConfig): RelayStages {
       statusIntervalMs: config.statusIntervalMs,
       replicationTimeoutMs: config.replicationTimeoutMs,
       heartbeatIntervalMs: config.heartbeatIntervalMs,
+      // pg_logical_emit_message cannot run on a standby: with --primary-url the heartbeat writes on the primary.
+      heartbeatPg: config.primaryUrl === undefined ? null : { ...pg, databaseUrl: config.primaryUrl, databaseUrlFile: undefined },
       offsetsTopic: config.offsetsTopic,
       // One encoder for the daemon's life: its schema cache outlives session restarts.
       valueEncoder: createValueEncoder(valueFormat),
