@@ -13,6 +13,8 @@ export interface SlotSample {
   safeWalSizeBytes?: number | null;
   /** max_slot_wal_keep_size in bytes, -1 = unlimited; null (or left out) when not read. */
   maxSlotWalKeepSizeBytes?: number | null;
+  /** On a hot standby: WAL received from the primary and not replayed yet; null (or left out) on a primary. */
+  standbyReplayLagBytes?: number | null;
 }
 
 /** What the slot poller and the stall detector report. */
@@ -52,6 +54,11 @@ export function slotMetrics(registry: Registry): SlotMetrics {
     help: "The server's max_slot_wal_keep_size in bytes (-1 = unlimited): the most WAL the slot may retain before PostgreSQL invalidates it",
     registers: [registry],
   });
+  const replayLag = new Gauge({
+    name: 'outbox_tail_standby_replay_lag_bytes',
+    help: "Decoding on a hot standby: WAL the standby received from the primary and has not replayed yet (pg_last_wal_receive_lsn() - pg_last_wal_replay_lsn()); what it adds to the relay's latency. Absent on a primary",
+    registers: [registry],
+  });
   const setOrRemove = (gauge: Gauge, value: number | null | undefined) => (value === null || value === undefined ? gauge.remove() : gauge.set(value));
   setOrRemove(safeWalSize, null);
   setOrRemove(maxWalKeep, null);
@@ -79,6 +86,7 @@ export function slotMetrics(registry: Registry): SlotMetrics {
       if (sample.retainedWalBytes !== null) retained.set(sample.retainedWalBytes);
       setOrRemove(safeWalSize, sample.exists ? sample.safeWalSizeBytes : null);
       setOrRemove(maxWalKeep, sample.maxSlotWalKeepSizeBytes);
+      setOrRemove(replayLag, sample.standbyReplayLagBytes);
     },
     slotPollFailed(): void {
       pollErrors.inc();

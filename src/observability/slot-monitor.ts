@@ -66,7 +66,7 @@ export class SlotMonitor {
     try {
       const client = await this.connect();
       const status = await readSlotStatus(client, config.slot, config.publication);
-      metrics.observeSlot(status);
+      metrics.observeSlot({ ...status, standbyReplayLagBytes: status.standby?.replayLagBytes ?? null });
       lagBytes = status.lagBytes;
       if (this.failures > 0) this.log.info({ event: 'slot-poll-recovered', failures: this.failures }, 'slot status readable again');
       this.failures = 0;

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import { NativePostgres } from '../../dev/stack/native-postgres.js';
+import { freePort } from '../../dev/stack/process.js';
 import { createTestDatabase, uniqueName, withDatabase, type TestDatabase } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
@@ -195,6 +196,34 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
     expect(String(failed.err)).toMatch(/recovery/i);
     without.child.kill('SIGTERM');
     await without.exited;
+  }, 90_000);
+
+  it('status and /metrics say the slot is on a hot standby and show its replay lag; the slot poller works there', async () => {
+    const slot = uniqueName('status_slot');
+    await createStandbySlot(slot);
+    const port = await freePort();
+    const relay = startRelay({
+      databaseUrl: standbyDbUrl,
+      brokers: stack.brokers,
+      slot,
+      env: { OUTBOX_TAIL_METRICS_LISTEN: `127.0.0.1:${port}`, OUTBOX_TAIL_SLOT_POLL_INTERVAL_MS: '200' },
+    });
+    relays.push(relay);
+    await relay.waitForLog(isStreaming, 60_000);
+    const status = await runCli(['status', '--slot', slot, '--json'], { OUTBOX_TAIL_DATABASE_URL: standbyDbUrl });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ exists: true, active: true, standby: { replayLagBytes: expect.any(Number) } });
+    const text = await runCli(['status', '--slot', slot], { OUTBOX_TAIL_DATABASE_URL: standbyDbUrl });
+    expect(text.stdout).toMatch(/standby +decoding on a hot standby; replay lag \d+ bytes/);
+    let metrics = '';
+    for (let i = 0; i < 50 && !/^outbox_tail_standby_replay_lag_bytes \d+/m.test(metrics); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    }
+    expect(metrics).toMatch(/^outbox_tail_standby_replay_lag_bytes \d+/m);
+    expect(metrics).toMatch(/^outbox_tail_slot_poll_errors_total 0$/m);
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
   }, 90_000);
 
   // Last: it kills the primary.

@@ -11,7 +11,10 @@ function statusLines(status: SlotStatus): string[] {
     `active               ${status.active ? `yes, pid ${status.activePid}` : 'no'}`,
     `confirmed_flush_lsn  ${status.confirmedFlushLsn ?? '-'}`,
     `restart_lsn          ${status.restartLsn ?? '-'}`,
-    `current_wal_lsn      ${status.currentWalLsn}`,
+    `current_wal_lsn      ${status.currentWalLsn}${status.standby ? ' (replayed, on a hot standby)' : ''}`,
+    ...(status.standby
+      ? [`standby              decoding on a hot standby; replay lag ${status.standby.replayLagBytes ?? '-'} bytes (received, not yet replayed)`]
+      : []),
     `lag_bytes            ${status.lagBytes ?? '-'}`,
     `retained_wal_bytes   ${status.retainedWalBytes ?? '-'}`,
     `wal_status           ${status.walStatus ?? '-'}`,

@@ -36,6 +36,11 @@ export interface SlotStatus {
   publicationTables: string[];
   /** The outbox table: planner's row estimate (null before the first ANALYZE), size with indexes and TOAST, oldest created-at. */
   outbox: { table: string; rowsEstimate: number | null; totalBytes: number | null; oldestCreatedAt: string | null } | null;
+  /**
+   * The server is a hot standby (decoding there, PostgreSQL 16+): the WAL's end above is what it replayed, and
+   * replayLagBytes what it received from the primary but has not replayed yet. null on a primary.
+   */
+  standby: { replayLagBytes: number | null } | null;
 }
 
 /** What `outbox-tail status` reports; read over a normal (non-replication) connection. */
@@ -46,14 +51,28 @@ export async function readSlotStatus(
   outbox?: { table: string; createdAtColumn: string },
 ): Promise<SlotStatus> {
   const s = (
-    await client.query<SlotColumns & { current: string; lag: string | null; retained: string | null; safe: string | null; max_keep: string }>(
-      `select pg_current_wal_lsn()::text as current,
-              pg_wal_lsn_diff(pg_current_wal_lsn(), r.confirmed_flush_lsn)::bigint as lag,
-              pg_wal_lsn_diff(pg_current_wal_lsn(), r.restart_lsn)::bigint as retained, r.safe_wal_size::text as safe,
+    await client.query<
+      SlotColumns & {
+        current: string;
+        lag: string | null;
+        retained: string | null;
+        safe: string | null;
+        max_keep: string;
+        rec: boolean;
+        replay_lag: string | null;
+      }
+    >(
+      // On a standby pg_current_wal_lsn() fails: the WAL's end there is what it replayed.
+      `with w as (select pg_is_in_recovery() as rec,
+                         case when pg_is_in_recovery() then pg_last_wal_replay_lsn() else pg_current_wal_lsn() end as wal_end)
+       select w.wal_end::text as current, w.rec,
+              case when w.rec then pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint end::text as replay_lag,
+              pg_wal_lsn_diff(w.wal_end, r.confirmed_flush_lsn)::bigint as lag,
+              pg_wal_lsn_diff(w.wal_end, r.restart_lsn)::bigint as retained, r.safe_wal_size::text as safe,
               (select case when setting::bigint < 0 then -1 else pg_size_bytes(setting || unit) end::text
                  from pg_settings where name = 'max_slot_wal_keep_size') as max_keep,
               ${SLOT_COLUMNS_SQL}
-         from (select 1) x left join pg_replication_slots r on r.slot_name = $1`,
+         from w left join pg_replication_slots r on r.slot_name = $1`,
       [slot],
     )
   ).rows[0]!;
@@ -87,6 +106,7 @@ export async function readSlotStatus(
     publicationExists: (pub.rowCount ?? 0) > 0,
     publicationTables: pub.rows.map((r) => r.name).filter(Boolean),
     outbox: outbox ? await readOutboxStats(client, outbox.table, outbox.createdAtColumn) : null,
+    standby: s.rec ? { replayLagBytes: s.replay_lag === null ? null : Number(s.replay_lag) } : null,
   };
 }
 

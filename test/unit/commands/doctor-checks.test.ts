@@ -68,6 +68,7 @@ function slot(over: Partial<SlotStatus> = {}): SlotStatus {
     publicationExists: true,
     publicationTables: ['public.outbox'],
     outbox: { table: 'public.outbox', rowsEstimate: 10, totalBytes: 65536, oldestCreatedAt: '2026-12-04T11:00:00Z' },
+    standby: null,
     ...over,
   };
 }
