@@ -226,6 +226,33 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
     expect(await relay.exited).toEqual({ code: 0, signal: null });
   }, 90_000);
 
+  it("doctor on the standby reports what decoding there depends on, with the primary's wal_level through --primary-url", async () => {
+    const slot = uniqueName('doctor_slot');
+    await createStandbySlot(slot);
+    const doctor = async (env: Record<string, string>) => {
+      const run = await runCli(['doctor', '--json', '--slot', slot, '--wal-sample', '1s'], {
+        OUTBOX_TAIL_DATABASE_URL: standbyDbUrl,
+        OUTBOX_TAIL_BROKERS: stack.brokers.join(','),
+        ...env,
+      });
+      expect(run.stdout, run.stderr).toMatch(/^\{/);
+      return (JSON.parse(run.stdout) as { checks: { check: string; status: string; found: string }[] }).checks;
+    };
+    const withPrimary = await doctor({ OUTBOX_TAIL_PRIMARY_URL: db.url });
+    expect(withPrimary.find((c) => c.check === 'postgres standby decoding')).toMatchObject({
+      status: 'ok',
+      found: expect.stringMatching(
+        /^hot standby, hot_standby_feedback on, physical slot outbox_tail_standby, WAL receiver streaming, replay lag \d+ bytes, the primary's wal_level logical$/,
+      ),
+    });
+    expect(
+      withPrimary.find((c) => c.check === 'postgres primary'),
+      'no longer "point it at the primary"',
+    ).toBeUndefined();
+    const without = await doctor({});
+    expect(without.find((c) => c.check === 'postgres standby decoding')).toMatchObject({ status: 'ok', found: expect.stringContaining('give --primary-url') });
+  }, 60_000);
+
   // Last: it kills the primary.
   it('carries on after the standby is promoted (the primary killed with SIGKILL): every row the promoted server has is in Kafka', async () => {
     const slot = uniqueName('promoted_slot');

@@ -1,5 +1,6 @@
 import type { DoctorSettings } from './doctor-settings.js';
 import { kafkaTransport, postgresTransport } from '../../config/transport-security.js';
+import { standbyDecodingVerdict } from '../../postgres/standby-decoding.js';
 import { EXIT } from '../../shared/outbox-tail-error.js';
 import type { DoctorOptions, KafkaFacts, KafkaTopicFacts, PostgresFacts, StandbyFacts } from './doctor-facts.js';
 
@@ -453,6 +454,41 @@ export function checkKafkaTls(config: DoctorSettings): CheckResult {
     return warn(name, `${posture.summary}: every record crosses the network in clear`, posture.fix!);
   }
   return ok(name, posture.summary);
+}
+
+/**
+ * A relay pointed at a hot standby (docs/standby-decoding.md): decoding there needs 16+, hot_standby_feedback and a
+ * physical slot; a failover deployment's standby waits for its promotion instead. primaryWalLevel: from --primary-url
+ * (null when not given or unreachable: not checked).
+ */
+export function checkStandbyDecoding(pg: PostgresFacts, config: DoctorSettings, primaryWalLevel: string | null): CheckResult {
+  const name = 'postgres standby decoding';
+  const facts = pg.standbyDecoding!;
+  const verdict = standbyDecodingVerdict({
+    serverVersionNum: pg.serverVersionNum,
+    hotStandbyFeedback: facts.hotStandbyFeedback,
+    primarySlotName: facts.primarySlotName,
+    receiverStatus: facts.receiverStatus,
+    slot: pg.slot.exists ? { synced: pg.slot.synced } : null,
+    syncReplicationSlots: facts.syncReplicationSlots,
+    failoverSlot: config.failoverSlot,
+  });
+  if (verdict.kind === 'wait-for-promotion') {
+    return fail('postgres primary', `a standby (in recovery): ${verdict.reason}`, 'point --database-url at the primary (and --standby-url at the standby)');
+  }
+  if (verdict.kind === 'refuse') return fail(name, verdict.reason, verdict.fix);
+  if (primaryWalLevel !== null && primaryWalLevel !== 'logical') {
+    return fail(
+      name,
+      `the primary's wal_level is ${primaryWalLevel}: a standby decodes only what the primary logs at wal_level logical`,
+      'on the primary: ALTER SYSTEM SET wal_level = logical, restart it',
+    );
+  }
+  const lag = pg.slot.standby?.replayLagBytes;
+  const found = `hot standby, hot_standby_feedback on, physical slot ${facts.primarySlotName}, WAL receiver ${facts.receiverStatus ?? 'not running'}, replay lag ${lag ?? '-'} bytes${primaryWalLevel === null ? "; the primary's wal_level not checked (give --primary-url)" : ", the primary's wal_level logical"}`;
+  if (verdict.warnings.length > 0)
+    return warn(name, `${found}: ${verdict.warnings.join('; ')}`, "check the standby's primary_conninfo and that the primary is up");
+  return ok(name, found);
 }
 
 /** Every PostgreSQL check, in the order an operator fixes them. */

@@ -7,6 +7,13 @@ export interface PostgresFacts {
   database: string;
   user: string;
   inRecovery: boolean;
+  /** In recovery: what decoding on this standby depends on (PostgreSQL 16+); null on a primary. */
+  standbyDecoding: {
+    hotStandbyFeedback: boolean;
+    primarySlotName: string;
+    syncReplicationSlots: boolean;
+    receiverStatus: string | null;
+  } | null;
   walLevel: string;
   /** The doctor's own connection as pg_stat_ssl shows it: null when not encrypted. */
   tls: { version: string; cipher: string } | null;

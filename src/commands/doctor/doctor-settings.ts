@@ -11,4 +11,6 @@ export interface DoctorSettings extends PreflightSettings, SinkSettings {
   deadLetterTopic?: string | undefined;
   heartbeatIntervalMs: number;
   onSlotLost: 'halt' | 'recover';
+  /** --primary-url: with --database-url on a hot standby, the primary (its wal_level is checked). */
+  primaryUrl?: string | undefined;
 }

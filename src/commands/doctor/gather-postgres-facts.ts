@@ -64,6 +64,14 @@ export async function gatherPostgresFacts(client: pg.Client, config: DoctorSetti
     )
   ).rows[0]!;
   const slot = await readSlotStatus(client, config.slot, config.publication, { table: config.table, createdAtColumn: config.columnCreatedAt });
+  const standby = info.rec
+    ? (
+        await client.query<{ feedback: string; primary_slot: string | null; sync_slots: string | null; receiver: string | null }>(
+          `select current_setting('hot_standby_feedback') as feedback, current_setting('primary_slot_name', true) as primary_slot,
+                  current_setting('sync_replication_slots', true) as sync_slots, (select status from pg_stat_wal_receiver) as receiver`,
+        )
+      ).rows[0]!
+    : null;
   const pub = (
     await client.query<{ pubinsert: boolean; pubupdate: boolean; pubdelete: boolean; pubtruncate: boolean }>(
       'select pubinsert, pubupdate, pubdelete, pubtruncate from pg_publication where pubname = $1',
@@ -76,6 +84,14 @@ export async function gatherPostgresFacts(client: pg.Client, config: DoctorSetti
     database: info.db,
     user: info.usr,
     inRecovery: info.rec,
+    standbyDecoding: standby
+      ? {
+          hotStandbyFeedback: standby.feedback === 'on',
+          primarySlotName: standby.primary_slot ?? '',
+          syncReplicationSlots: standby.sync_slots === 'on',
+          receiverStatus: standby.receiver,
+        }
+      : null,
     walLevel: info.wal_level,
     host: client.host,
     tls: ssl?.ssl ? { version: ssl.version ?? '?', cipher: ssl.cipher ?? '?' } : null,

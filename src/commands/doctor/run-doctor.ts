@@ -4,7 +4,7 @@ import { OutboxTailError } from '../../shared/outbox-tail-error.js';
 import { describeTarget } from '../../postgres/describe-target.js';
 import { withPgClient } from '../../postgres/with-pg-client.js';
 import { redactUrl } from '../../shared/redact-secrets.js';
-import { checkKafkaTls, doctorExitCode, kafkaChecks, postgresChecks, type CheckResult, type CheckStatus } from './doctor-checks.js';
+import { checkKafkaTls, checkStandbyDecoding, doctorExitCode, kafkaChecks, postgresChecks, type CheckResult, type CheckStatus } from './doctor-checks.js';
 import type { DoctorOptions, KafkaFacts, PostgresFacts, StandbyFacts } from './doctor-facts.js';
 import { credentialChecks } from './credential-checks.js';
 import { expectedTopics, gatherKafkaFacts } from './gather-kafka-facts.js';
@@ -23,6 +23,15 @@ export interface DoctorReport {
 
 function reason(error: unknown): string {
   return OutboxTailError.is(error) ? error.describe() : error instanceof Error ? error.message : String(error);
+}
+
+/** The primary's wal_level through --primary-url; null when none is given or it cannot be read (the check says so). */
+async function primaryWalLevel(config: DoctorSettings): Promise<string | null> {
+  if (config.primaryUrl === undefined) return null;
+  return withPgClient(
+    { ...config, databaseUrl: config.primaryUrl, databaseUrlFile: undefined },
+    async (client) => (await client.query<{ w: string }>("select current_setting('wal_level') as w")).rows[0]!.w,
+  ).catch(() => null);
 }
 
 /** Gathers the facts (PostgreSQL, the standby, Kafka; each failure is a failed check, never a crash) and runs every check. */
@@ -50,14 +59,7 @@ export async function runDoctor(config: DoctorSettings, options: DoctorOptions, 
         standbyError = `${redactUrl(options.standbyUrl)}: ${reason(error)}`;
       }
     }
-    if (pg.inRecovery) {
-      checks.push({
-        check: 'postgres primary',
-        status: 'fail',
-        found: `${describeTarget(config)} is a standby (in recovery): the relay's slot streams from the primary`,
-        fix: 'point --database-url at the primary (and --standby-url at the standby)',
-      });
-    }
+    if (pg.inRecovery) checks.push(checkStandbyDecoding(pg, config, await primaryWalLevel(config)));
     checks.push(...postgresChecks(pg, config, options, { facts: standby, error: standbyError }, nowMs));
   }
   // From the options alone: it explains a failed connection below as well as a working one.

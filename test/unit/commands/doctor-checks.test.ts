@@ -6,6 +6,7 @@ import {
   checkIdleReplicationSlotTimeout,
   checkKafkaTls,
   checkPostgresTls,
+  checkStandbyDecoding,
   checkMaxSlotWalKeepSize,
   checkMinInsyncReplicas,
   checkOffsetsTopic,
@@ -80,6 +81,7 @@ function pg(over: Partial<PostgresFacts> = {}): PostgresFacts {
     database: 'app',
     user: 'outbox_tail',
     inRecovery: false,
+    standbyDecoding: null,
     walLevel: 'logical',
     tls: null,
     host: '127.0.0.1',
@@ -428,6 +430,32 @@ describe('doctor checks (pure, over gathered facts)', () => {
     expect(checkKafkaTls(config({ ...scram, saslMechanism: 'plain' }))).toMatchObject({ status: 'warn', found: expect.stringContaining('password in clear') });
     expect(checkKafkaTls(config())).toMatchObject({ status: 'ok', found: 'no TLS, no SASL' });
     expect(checkKafkaTls(config({ brokers: 'kafka-0.prod:9092' }))).toMatchObject({ status: 'warn', found: expect.stringContaining('in clear') });
+  });
+
+  it('standby decoding: ok with feedback through a physical slot, fails without, waits (primary) for a failover deployment, fails on a primary below logical', () => {
+    const standby = (over: Partial<NonNullable<PostgresFacts['standbyDecoding']>> = {}) =>
+      pg({
+        inRecovery: true,
+        serverVersionNum: 160010,
+        standbyDecoding: { hotStandbyFeedback: true, primarySlotName: 'standby1', syncReplicationSlots: false, receiverStatus: 'streaming', ...over },
+        slot: slot({ standby: { replayLagBytes: 120 } }),
+      });
+    expect(checkStandbyDecoding(standby(), config(), 'logical')).toMatchObject({
+      check: 'postgres standby decoding',
+      status: 'ok',
+      found: expect.stringContaining('physical slot standby1, WAL receiver streaming, replay lag 120 bytes'),
+    });
+    expect(checkStandbyDecoding(standby(), config(), null)).toMatchObject({ status: 'ok', found: expect.stringContaining('give --primary-url') });
+    expect(checkStandbyDecoding(standby({ hotStandbyFeedback: false }), config(), null)).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('hot_standby_feedback = on'),
+    });
+    expect(checkStandbyDecoding(standby(), config(), 'replica')).toMatchObject({
+      status: 'fail',
+      found: expect.stringContaining("primary's wal_level is replica"),
+    });
+    expect(checkStandbyDecoding(standby({ receiverStatus: null }), config(), 'logical')).toMatchObject({ status: 'warn' });
+    expect(checkStandbyDecoding(standby(), config({ failoverSlot: true }), null)).toMatchObject({ check: 'postgres primary', status: 'fail' });
   });
 
   it('exit code: 0 all ok, 1 with a warn, 2 with a fail (ok, warning, critical as monitoring plugins count)', () => {
