@@ -20,6 +20,7 @@ const containersSelected = selected('containers');
 // server of the file's own (they act on every slot of a server; relayTestbed ownStack, so no shared stack), through bin/with-engine.sh with
 // OUTBOX_TAIL_PG_MAJOR=18; only when asked for by name, like containers.
 const pg18Selected = selected('pg18');
+const standbySelected = selected('standby');
 
 // Most of a file's time is spent waiting on servers, kills and restarts, not on CPU: on our 2-core
 // machines four files at once take about a third of the time of one at a time (vitest's default
@@ -59,6 +60,9 @@ export default defineConfig({
           ]
         : []),
       ...(pg18Selected ? [{ extends: true as const, test: { name: 'pg18', include: ['test/pg18/**/*.test.ts'] } }] : []),
+      // standby: a PostgreSQL 16 primary and hot standby of each file's own (bin/setup-postgres16.sh), with the
+      // stack's Kafka: decoding on a standby (docs/standby-decoding.md). Its own CI entry; asked for by name.
+      ...(standbySelected ? [{ extends: true as const, test: { name: 'standby', include: ['test/standby/**/*.test.ts'] } }] : []),
     ],
   },
 });

@@ -27,7 +27,7 @@ const has = (axis: Axis, value: RegExp) => (row: (typeof rows)[number]) => row.v
 describe('the CI matrix (.ci/run)', () => {
   it('covers every value of every axis at least once', () => {
     const want: Record<Axis, RegExp[]> = {
-      PostgreSQL: [/^15\b/, /^17$/, /^18$/],
+      PostgreSQL: [/^15\b/, /^16\b/, /^17$/, /^18$/],
       Kafka: [/^3\.9\./, /^4\.1\./],
       'Node.js': [/^22\b/, /^24\b/],
       stack: [/^native$/, /^testcontainers$/],

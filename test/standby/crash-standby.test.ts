@@ -11,7 +11,7 @@ import { startStack, type StackHandle } from '../../dev/stack/index.js';
 import { NativePostgres } from '../../dev/stack/native-postgres.js';
 import { withDatabase } from '../support/database.js';
 import { query } from '../support/slot.js';
-import { formatResult, runCrash, type CrashOptions } from './crash-harness.js';
+import { formatResult, runCrash, type CrashOptions } from '../crash/crash-harness.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let stack: StackHandle;
