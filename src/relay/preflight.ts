@@ -25,6 +25,10 @@ export interface PreflightSettings extends PgSettings, ColumnSettings {
   failoverSlot: boolean;
   /** --shard i/N: the publication's row filter must select that shard. */
   shard?: string | undefined;
+  /** --primary-url on a hot standby: asked for a running-xacts record while --create-slot waits for one. */
+  primary?: PgSettings | null;
+  /** A standby cannot write heartbeats: without --primary-url they fail, so preflight says so. */
+  heartbeatIntervalMs?: number;
 }
 
 export interface PreflightResult {
@@ -154,7 +158,7 @@ async function checkPostgres(client: pg.Client, config: PreflightSettings, log: 
       shard: parseShard(config.shard),
     });
   }
-  const slotCreated = await checkSlot(client, config, info.db, log);
+  const slotCreated = await checkSlot(client, config, info.db, info.in_recovery, log);
   await warnOnMissingStandbySlots(client, config.slot, log);
   return { serverVersion: info.version, slotCreated };
 }
@@ -182,10 +186,16 @@ async function checkStandbyDecoding(client: pg.Client, config: PreflightSettings
   }
   if (verdict.kind === 'refuse') throw fail('STANDBY_NOT_READY_FOR_DECODING', `PostgreSQL at ${where} is a standby: ${verdict.reason}`, verdict.fix);
   for (const warning of verdict.warnings) log.warn({ event: 'standby-receiver-not-streaming' }, warning);
+  if ((config.heartbeatIntervalMs ?? 0) > 0 && !config.primary) {
+    log.warn(
+      { event: 'standby-heartbeat-needs-primary' },
+      'heartbeats cannot be written on a standby (pg_logical_emit_message() fails during recovery): every one will fail and an idle slot will not advance; give --primary-url so they are written on the primary',
+    );
+  }
   log.info({ event: 'standby-decoding', where }, 'decoding on a hot standby: its slot, its WAL, the primary pays no walsender');
 }
 
-async function checkSlot(client: pg.Client, config: PreflightSettings, db: string, log: Logger): Promise<boolean> {
+async function checkSlot(client: pg.Client, config: PreflightSettings, db: string, onStandby: boolean, log: Logger): Promise<boolean> {
   const { slot } = config;
   const row = await readSlot(client, slot);
   if (!row) {
@@ -196,7 +206,7 @@ async function checkSlot(client: pg.Client, config: PreflightSettings, db: strin
         `create it with \`outbox-tail init --slot ${slot}\` or run with --create-slot; if it existed before, it was dropped and events since then may be lost (docs/operations.md, Runbook)`,
       );
     }
-    const created = await createSlot(client, slot, { failover: config.failoverSlot, where: describeTarget(config) });
+    const created = await createStandbyAwareSlot(client, config, onStandby, log);
     if (created)
       log.warn(
         { event: 'slot-created', failover: config.failoverSlot },
@@ -220,6 +230,26 @@ async function checkSlot(client: pg.Client, config: PreflightSettings, db: strin
   }
   if (row.invalidation) throw slotInvalidatedError(slot, row.invalidation);
   return false;
+}
+
+/**
+ * On a standby, creating a slot waits for a running-xacts record from the primary: its bgwriter
+ * writes one every 15 s only while the primary is busy, so an idle primary can keep us waiting
+ * until its next checkpoint. With --primary-url we ask the primary for one while we wait.
+ */
+async function createStandbyAwareSlot(client: pg.Client, config: PreflightSettings, onStandby: boolean, log: Logger): Promise<boolean> {
+  const where = describeTarget(config);
+  if (!onStandby) return createSlot(client, config.slot, { failover: config.failoverSlot, where });
+  if (!config.primary) {
+    log.warn(
+      { event: 'standby-slot-creation-waits' },
+      `creating slot ${config.slot} on a hot standby waits for a running-xacts record from the primary (within 15 s on a busy primary, up to its next checkpoint on an idle one); give --primary-url so the relay asks the primary for one (pg_log_standby_snapshot())`,
+    );
+    return createSlot(client, config.slot, { failover: config.failoverSlot, where });
+  }
+  return withPgClient(config.primary, (primary) =>
+    createSlot(client, config.slot, { failover: config.failoverSlot, where, nudge: () => primary.query('select pg_log_standby_snapshot()') }),
+  );
 }
 
 /** SLOT_INVALIDATED (exit 4) naming PostgreSQL's cause and the setting to change, then the runbook. */

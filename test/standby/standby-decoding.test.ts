@@ -168,6 +168,40 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
     expect(await relay.exited).toEqual({ code: 0, signal: null });
   }, 90_000);
 
+  it('run --create-slot on the standby asks the primary for a running-xacts record through --primary-url and relays from the new slot', async () => {
+    const slot = uniqueName('create_on_standby');
+    const type = uniqueName('cs');
+    const collector = await new KafkaCollector(stack.brokers).start([`outbox.event.${type}`]);
+    collectors.push(collector);
+    const t0 = Date.now();
+    const relay = startRelay({
+      databaseUrl: standbyDbUrl,
+      brokers: stack.brokers,
+      slot,
+      env: { OUTBOX_TAIL_CREATE_SLOT: 'true', OUTBOX_TAIL_PRIMARY_URL: db.url },
+    });
+    relays.push(relay);
+    await relay.waitForLog(isStreaming, 60_000);
+    console.log(`run --create-slot on the standby: streaming after ${Date.now() - t0} ms`);
+    expect(relay.logs.some((l) => l.event === 'slot-created')).toBe(true);
+    expect(
+      relay.logs.some((l) => l.event === 'standby-slot-creation-waits'),
+      'no waiting warning with --primary-url',
+    ).toBe(false);
+    const [row] = await query<{ n: number }>(
+      standbyDbUrl,
+      "select count(*)::int as n from pg_replication_slots where slot_name = $1 and slot_type = 'logical'",
+      [slot],
+    );
+    expect(row!.n, 'the slot is on the standby').toBe(1);
+    await query(db.url, `insert into outbox (aggregate_type, aggregate_id, event_type, payload) select $1, 'k' || g, 'E', '{}' from generate_series(1, 10) g`, [
+      type,
+    ]);
+    await collector.waitForDistinct(10);
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toEqual({ code: 0, signal: null });
+  }, 90_000);
+
   it('with --primary-url the heartbeat writes on the primary: an idle standby slot keeps being confirmed; without it the heartbeat fails on the standby', async () => {
     const confirmed = async (slot: string) =>
       (await query<{ lsn: string }>(standbyDbUrl, 'select confirmed_flush_lsn::text as lsn from pg_replication_slots where slot_name = $1', [slot]))[0]!.lsn;
@@ -186,6 +220,10 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
     }
     expect(after, 'confirmed moved with the heartbeats alone').not.toBe(before);
     expect(relay.logs.filter((l) => l.event === 'heartbeat-failed')).toEqual([]);
+    expect(
+      relay.logs.filter((l) => l.event === 'standby-heartbeat-needs-primary'),
+      'no warning with --primary-url',
+    ).toEqual([]);
     relay.child.kill('SIGTERM');
     await relay.exited;
 
@@ -194,6 +232,9 @@ describe('decoding on a PostgreSQL 16 hot standby', () => {
     await without.waitForLog(isStreaming, 60_000);
     const failed = await without.waitForLog((l) => l.event === 'heartbeat-failed', 20_000);
     expect(String(failed.err)).toMatch(/recovery/i);
+    // ... which preflight said before streaming, with the fix.
+    const warned = without.logs.find((l) => l.event === 'standby-heartbeat-needs-primary');
+    expect(String(warned?.msg)).toMatch(/give --primary-url/);
     without.child.kill('SIGTERM');
     await without.exited;
   }, 90_000);

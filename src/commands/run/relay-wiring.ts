@@ -51,6 +51,8 @@ export function relayStages(config: RunConfig): RelayStages {
     columnCreatedAt: config.columnCreatedAt,
   };
   const { slot, publication, source, table } = config;
+  // The primary of a hot standby (--primary-url): what cannot happen in recovery is done there.
+  const primaryPg = config.primaryUrl === undefined ? null : { ...pg, databaseUrl: config.primaryUrl, databaseUrlFile: undefined };
   const sink = sinkSettings(config);
   const valueFormat: ValueFormatSettings = {
     valueFormat: config.valueFormat,
@@ -62,7 +64,19 @@ export function relayStages(config: RunConfig): RelayStages {
   };
   return {
     pg,
-    preflight: { ...pg, ...columns, slot, publication, source, table, createSlot: config.createSlot, failoverSlot: config.failoverSlot, shard: config.shard },
+    preflight: {
+      ...pg,
+      ...columns,
+      slot,
+      publication,
+      source,
+      table,
+      createSlot: config.createSlot,
+      failoverSlot: config.failoverSlot,
+      shard: config.shard,
+      primary: primaryPg,
+      heartbeatIntervalMs: config.heartbeatIntervalMs,
+    },
     supervisor: {
       slot,
       restartBackoffInitialMs: config.restartBackoffInitialMs,
@@ -92,7 +106,7 @@ export function relayStages(config: RunConfig): RelayStages {
       replicationTimeoutMs: config.replicationTimeoutMs,
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       // pg_logical_emit_message cannot run on a standby: with --primary-url the heartbeat writes on the primary.
-      heartbeatPg: config.primaryUrl === undefined ? null : { ...pg, databaseUrl: config.primaryUrl, databaseUrlFile: undefined },
+      heartbeatPg: primaryPg,
       offsetsTopic: config.offsetsTopic,
       // One encoder for the daemon's life: its schema cache outlives session restarts.
       valueEncoder: createValueEncoder(valueFormat),
