@@ -18,6 +18,7 @@ import { checkSchemaRegistryOptions, schemaRegistryOptions } from './schema-regi
  * `--help` and docs/configuration.md (npm run docs) print what is here.
  */
 const int = (min: number) => z.coerce.number().int().min(min);
+
 /** A delay in ms: at most what a Node timer takes (a longer one fires after 1 ms). */
 const ms = (min: number) => int(min).max(MAX_TIMER_MS, `at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest Node timer)`);
 const bool = z.preprocess((v) => {
@@ -237,12 +238,13 @@ export const configSchema = z
       description: 'Kafka client library of the producer: kafkajs, or @platformatic/kafka (less CPU per record; at-least-once only)',
     }),
     // Kafka keeps a partition's order with up to 5 requests in flight per connection, for an idempotent producer
-    // whose sequence numbers the client never rewrites while requests are in flight: @platformatic/kafka with the
-    // producer id pinned per session does that, kafkajs does not (docs/architecture.md#pipelined-produce-chain).
+    // whose sequence numbers the client never rewrites while requests are in flight: our pipelined producer on
+    // kafkajs's connections and @platformatic/kafka with the producer id pinned per session do that
+    // (docs/architecture.md#pipelined-produce-chain). Kafka transactions keep one request in flight.
     maxInFlightRequests: int(1).max(5).default(1).meta({
       group: 'Kafka connection',
       description:
-        'Produce requests in flight per broker connection, order kept by the idempotent producer (above 1: --kafka-client platformatic, at-least-once, --sink-thread main)',
+        'Produce requests in flight per broker connection, order kept by the idempotent producer (above 1: --delivery at-least-once and --sink-thread main; docs/performance.md#the-pipelined-produce-chain has why the default is 1)',
     }),
     compression: z.enum(COMPRESSIONS).default('none').meta({
       group: 'Kafka connection',
@@ -384,13 +386,13 @@ export const configSchema = z
       // @platformatic/kafka has transactions too, but its sink has no transactional path and the crash suite has not proven one.
       ctx.addIssue({ code: 'custom', path: ['kafkaClient'], message: 'exactly-once delivery runs on the kafkajs client only (--kafka-client kafkajs)' });
     }
-    if (c.maxInFlightRequests > 1 && (c.kafkaClient !== 'platformatic' || c.delivery !== 'at-least-once' || c.sinkThread !== 'main')) {
-      // kafkajs serialises an idempotent producer's requests per broker and rolls sequence numbers back on a failure,
-      // which would let a later request land before an earlier one that is retried (docs/architecture.md#pipelined-produce-chain).
+    if (c.maxInFlightRequests > 1 && (c.delivery !== 'at-least-once' || c.sinkThread !== 'main')) {
+      // A Kafka transaction's requests go one at a time (kafkajs's transactional producer), and the sink thread's
+      // proxy hands one batch over at a time.
       ctx.addIssue({
         code: 'custom',
         path: ['maxInFlightRequests'],
-        message: 'more than one produce request in flight needs --kafka-client platformatic, --delivery at-least-once and --sink-thread main',
+        message: 'more than one produce request in flight needs --delivery at-least-once and --sink-thread main',
       });
     }
     if (c.delivery === 'exactly-once' && c.onSlotLost === 'recover') {

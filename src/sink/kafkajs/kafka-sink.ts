@@ -11,6 +11,7 @@ import type { SinkRecord } from '../sink-record.js';
 import { topicMessages } from './topic-messages.js';
 import { connectionConfig } from '../../kafka/kafkajs/connection-config.js';
 import { withKafkaAdmin } from '../../kafka/kafkajs/with-kafka-admin.js';
+import { KafkajsPipelinedProducer } from '../../kafka/kafkajs/kafkajs-pipelined-producer.js';
 
 /**
  * kafkajs warns at every producer start because retries are bounded. They are
@@ -61,8 +62,12 @@ export function installRecordEncoder(logger: Logger): void {
 export class KafkaSink implements Sink {
   private readonly kafka: Kafka;
   private producer: Producer | null = null;
+  /** With --max-in-flight-requests above 1: our pipelined idempotent producer on kafkajs's connections. */
+  private pipelined: KafkajsPipelinedProducer | null = null;
+  readonly maxInFlightRequests: number;
 
   constructor(private readonly options: KafkaSinkOptions) {
+    this.maxInFlightRequests = options.maxInFlightRequests ?? 1;
     this.kafka = createKafka({
       ...connectionConfig(options),
       clientId: options.clientId,
@@ -74,6 +79,22 @@ export class KafkaSink implements Sink {
 
   async connect(): Promise<void> {
     installRecordEncoder(this.options.logger);
+    if (this.maxInFlightRequests > 1) {
+      const pipelined = new KafkajsPipelinedProducer(this.kafka, {
+        maxInFlightRequests: this.maxInFlightRequests,
+        allowAutoTopicCreation: this.options.allowAutoTopicCreation,
+        compression: kafkajsCompression(this.options.compression),
+        requestTimeoutMs: this.options.requestTimeoutMs,
+      });
+      try {
+        await pipelined.connect();
+      } catch (error) {
+        await pipelined.disconnect().catch(() => undefined);
+        throw classifyKafkaError(error, 'connecting the Kafka producer');
+      }
+      this.pipelined = pipelined;
+      return;
+    }
     const producer = this.kafka.producer(producerSettings(this.options));
     try {
       await producer.connect();
@@ -85,6 +106,7 @@ export class KafkaSink implements Sink {
   }
 
   async send(records: readonly SinkRecord[]): Promise<void> {
+    if (this.pipelined) return this.sendPipelined(this.pipelined, records);
     const producer = this.producer;
     if (!producer) throw new Error('KafkaSink.send before connect');
     if (records.length === 0) return;
@@ -96,10 +118,23 @@ export class KafkaSink implements Sink {
     }
   }
 
+  private async sendPipelined(pipelined: KafkajsPipelinedProducer, records: readonly SinkRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const batch = topicMessages(records);
+    try {
+      await pipelined.send(batch);
+    } catch (error) {
+      throw classifyKafkaError(error, `publishing ${records.length} record(s) to ${batch.map((t) => t.topic).join(', ')}`);
+    }
+  }
+
   async disconnect(): Promise<void> {
     const producer = this.producer;
+    const pipelined = this.pipelined;
     this.producer = null;
+    this.pipelined = null;
     await producer?.disconnect().catch(() => undefined);
+    await pipelined?.disconnect().catch(() => undefined);
   }
 
   async metadata(topics: readonly string[] = []): Promise<ClusterMetadata> {

@@ -142,14 +142,15 @@ describe('config resolution', () => {
 });
 
 describe('--max-in-flight-requests', () => {
-  it('takes 1-5 in flight on the platformatic client, at least once, on the main thread; 1 by default', () => {
+  it('takes 1-5 in flight on either client, at least once, on the main thread; 1 by default', () => {
     expect(resolveConfig({ flags: {} }).maxInFlightRequests).toBe(1);
-    expect(resolveConfig({ env: { OUTBOX_TAIL_KAFKA_CLIENT: 'platformatic', OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS: '5' } }).maxInFlightRequests).toBe(5);
-    expect(() => resolveConfig({ flags: { kafkaClient: 'platformatic', maxInFlightRequests: 6 } })).toThrow(/maxInFlightRequests|max-in-flight-requests/);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS: '5' } }).maxInFlightRequests).toBe(5);
+    expect(resolveConfig({ env: { OUTBOX_TAIL_KAFKA_CLIENT: 'platformatic', OUTBOX_TAIL_MAX_IN_FLIGHT_REQUESTS: '3' } }).maxInFlightRequests).toBe(3);
+    expect(() => resolveConfig({ flags: { maxInFlightRequests: 6 } })).toThrow(/maxInFlightRequests|max-in-flight-requests/);
   });
 
-  it('refuses more than one in flight on kafkajs, with exactly-once or on the sink thread instead of ignoring it', () => {
-    expect(() => resolveConfig({ flags: { maxInFlightRequests: 2 } })).toThrow(/--kafka-client platformatic/);
+  it('refuses more than one in flight with exactly-once or on the sink thread instead of ignoring it', () => {
+    expect(() => resolveConfig({ flags: { delivery: 'exactly-once', maxInFlightRequests: 2 } })).toThrow(/--delivery at-least-once/);
     expect(() => resolveConfig({ flags: { kafkaClient: 'platformatic', sinkThread: 'worker', maxInFlightRequests: 2 } })).toThrow(/--sink-thread main/);
   });
 });
