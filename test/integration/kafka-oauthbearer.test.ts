@@ -9,13 +9,13 @@
  * token, stops delivering once its token has expired.
  */
 import { spawn, type ChildProcess, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaTool } from '../../dev/bench/topic-bytes.js';
 import { startStack, type StackHandle } from '../../dev/stack/index.js';
-import { freePort } from '../../dev/stack/process.js';
+import { freePort, guardServer, type Guard } from '../../dev/stack/process.js';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../support/database.js';
 import { KafkaCollector } from '../support/kafka-collector.js';
 import { isStreaming, startRelay, type RelayProcess } from '../support/relay-process.js';
@@ -27,6 +27,8 @@ const CLIENT_SECRET = 'outbox-tail-oauth-secret';
 const TOKEN_SECONDS = 20;
 
 let keycloak: ChildProcess | null = null;
+let keycloakDir = '';
+let keycloakGuard: Guard | undefined;
 let stack: StackHandle;
 let db: TestDatabase;
 let realmUrl = '';
@@ -48,6 +50,11 @@ beforeAll(async () => {
     stdio: ['ignore', 'ignore', 'ignore'],
     detached: true,
   });
+  // Detached (its own process group, so one signal reaches kc.sh's JVM): if this worker dies without afterAll, the
+  // stack's watchdog kills the group and removes the pid dir.
+  keycloakDir = mkdtempSync(join(tmpdir(), 'outbox-tail-keycloak-'));
+  writeFileSync(join(keycloakDir, '.pid'), String(keycloak.pid));
+  keycloakGuard = guardServer(keycloakDir, () => keycloak?.pid);
   const t0 = Date.now();
   for (;;) {
     if (
@@ -100,6 +107,8 @@ afterAll(async () => {
       /* gone */
     }
   }
+  keycloakGuard?.release();
+  if (keycloakDir) rmSync(keycloakDir, { recursive: true, force: true });
 });
 
 function relay(slot: string, variant?: RelayVariant): RelayProcess {
