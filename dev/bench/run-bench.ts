@@ -480,16 +480,13 @@ let debezium: DebeziumInstall | null = null;
  * at-least-once topics (its pipeline file names outbox.event.<aggregate_type>).
  */
 const startConduit: StartPublisher = async (ctx, name, slot) =>
-  started(
-    spawnConduit(conduit!, { name, databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, pipeline: flags['conduit-pipeline'] }),
-    async (p) => {
-      try {
-        return logTime(await p.waitForLog(isConduitStreaming, 120_000));
-      } catch (error) {
-        throw new Error(`${(error as Error).message}\nConduit's errors:\n${conduitErrors(p).slice(0, 10).join('\n')}`, { cause: error });
-      }
-    },
-  );
+  started(spawnConduit(conduit!, { name, databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, pipeline: flags['conduit-pipeline'] }), async (p) => {
+    try {
+      return logTime(await p.waitForLog(isConduitStreaming, 120_000));
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nConduit's errors:\n${conduitErrors(p).slice(0, 10).join('\n')}`, { cause: error });
+    }
+  });
 
 /** Set by main() when --compare conduit is given. */
 let conduit: ConduitInstall | null = null;
@@ -907,7 +904,13 @@ async function steady(
     const sends = slot ? await relaySends(proc) : null;
     const peak = proc.peakRssMb();
     await proc.stop();
-    const { times, visible } = await readAppendTimes(ctx.kafka, topic, writer.written, undefined, identity === 'payload-order-id' ? writer.idOfOrder : undefined);
+    const { times, visible } = await readAppendTimes(
+      ctx.kafka,
+      topic,
+      writer.written,
+      undefined,
+      identity === 'payload-order-id' ? writer.idOfOrder : undefined,
+    );
     if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, visible);
     const stats = latencyStats(rate, writer, visible, times);
     // A writer that could not keep the rate (a loaded machine) measured a different load: say so next to the figure.
