@@ -160,17 +160,18 @@ if (flags.help) {
                         on the catch-up backlog and the steady rates, and report both relays in one table
                         and under "compare" in the JSON (dev/bench/debezium/; never in CI)
   --debezium-java-opts=FLAGS  JVM flags for Debezium Server (default none: its run.sh sets none either)
+  --debezium-prop K=V   override a setting of dev/bench/debezium/application.properties (repeatable),
+                        e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
+                        Debezium delivers at least once: with --delivery both it runs beside the
+                        at-least-once relay only (compare.*.outbox_tail is that relay's result)
   --compare conduit     also run Conduit (Go; built once from its Go module into ~/.cache/outbox-tail/conduit)
                         with its Postgres source and Kafka destination, the same way: same backlog, rates,
                         finish line and record check, under "compare" in the JSON (dev/bench/conduit/; never in CI)
   --conduit-pipeline F  Conduit's pipeline file instead of dev/bench/conduit/pipeline.yml (e.g. a copy with
                         smaller batches for latency)
   --compare-first R     outbox-tail (default) or the peer (debezium, conduit): which relay runs first on each
-                        backlog and rate
-  --debezium-prop K=V   override a setting of dev/bench/debezium/application.properties (repeatable),
-                        e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
-                        Debezium delivers at least once: with --delivery both it runs beside the
-                        at-least-once relay only (compare.*.outbox_tail is that relay's result)
+                        backlog and rate. Conduit delivers at least once too: with --delivery both it runs
+                        beside the at-least-once relay only
 `);
   process.exit(0);
 }
