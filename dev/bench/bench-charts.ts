@@ -6,7 +6,8 @@
  *
  *   catch-up.svg        catch-up events/s against the limits measured in the same run
  *                       (the relay's sink alone, kafka-producer-perf-test, decode, machine)
- *                       and, when they ran, exactly-once, Debezium Server and polling;
+ *                       and, when they ran, exactly-once, the --compare peer (Debezium Server
+ *                       or Conduit) and polling;
  *   steady-latency.svg  p50 / p99 / p99.9 at each steady rate, per publisher;
  *   rss.svg             each publisher's RSS over time, from spawn.
  */
@@ -40,10 +41,12 @@ export interface BenchResultLike {
   steady?: SteadyLike[];
   exactly_once?: { catchup?: CatchupLike; steady?: SteadyLike[] };
   polling_baseline?: { catchup_events_per_sec?: number; steady?: SteadyLike[] };
+  /** --compare: the peer's results under its name (debezium or conduit). */
   compare?: {
     debezium?: { version?: string };
-    catchup?: { outbox_tail: CatchupLike; debezium: CatchupLike };
-    steady?: Array<{ rate: number; debezium: SteadyLike }>;
+    conduit?: { version?: string };
+    catchup?: { outbox_tail: CatchupLike; debezium?: CatchupLike; conduit?: CatchupLike };
+    steady?: Array<{ rate: number; debezium?: SteadyLike; conduit?: SteadyLike }>;
   };
   env?: { kafka_client?: string; cpus?: number; cpu_model?: string; events?: number; steady_seconds?: number; loadavg_1m_at_start?: number };
 }
@@ -68,6 +71,15 @@ function subtitle(r: BenchResultLike): string {
     .join(', ');
 }
 
+/** The --compare peer of a run, if one ran: its key in `compare` and its name on the charts. */
+function peerOf(r: BenchResultLike): { key: 'debezium' | 'conduit'; name: string } | null {
+  const c = r.compare;
+  if (c?.conduit) return { key: 'conduit', name: `Conduit${c.conduit.version ? ` ${c.conduit.version}` : ''}` };
+  if (c?.debezium || c?.catchup?.debezium || c?.steady?.some((s) => s.debezium))
+    return { key: 'debezium', name: `Debezium Server${c.debezium?.version ? ` ${c.debezium.version}` : ''}` };
+  return null;
+}
+
 const KIND_COLOURS: Record<string, string> = { 'outbox-tail': '#1f77b4', limit: '#9e9e9e', 'other relay': '#ff7f0e' };
 
 type Bar = { what: string; kind: string; events_per_sec: number };
@@ -86,10 +98,10 @@ function catchupChart(r: BenchResultLike): Chart | null {
   add('kafka-producer-perf-test', 'limit', r.limits?.perf_test_events_per_sec);
   add('decode limit (null sink)', 'limit', r.limits?.decode_events_per_sec);
   add('machine ceiling', 'limit', r.limits?.machine_events_per_sec);
-  const dbz = r.compare?.catchup?.debezium;
-  const dbzName = `Debezium Server${r.compare?.debezium?.version ? ` ${r.compare.debezium.version}` : ''}`;
-  add(`${dbzName} catch-up, from spawn`, 'other relay', dbz?.events_per_sec);
-  add(`${dbzName} catch-up, after start-up`, 'other relay', dbz?.events_per_sec_after_startup);
+  const peer = peerOf(r);
+  const peerCatchup = peer ? r.compare?.catchup?.[peer.key] : undefined;
+  add(`${peer?.name} catch-up, from spawn`, 'other relay', peerCatchup?.events_per_sec);
+  add(`${peer?.name} catch-up, after start-up`, 'other relay', peerCatchup?.events_per_sec_after_startup);
   add('polling publisher catch-up', 'other relay', r.polling_baseline?.catchup_events_per_sec);
   if (bars.length === 0) return null;
   const kinds = Object.keys(KIND_COLOURS).filter((k) => bars.some((b) => b.kind === k));
@@ -139,10 +151,13 @@ function latencyChart(r: BenchResultLike): Chart | null {
   };
   add('outbox-tail', r.steady);
   add('outbox-tail exactly-once', r.exactly_once?.steady);
-  add(
-    `Debezium Server`,
-    r.compare?.steady?.map((s) => s.debezium),
-  );
+  const peer = peerOf(r);
+  // The peer's name without its version, as before: the legend stays short.
+  if (peer)
+    add(
+      peer.key === 'conduit' ? 'Conduit' : 'Debezium Server',
+      r.compare?.steady?.flatMap((s) => s[peer.key] ?? []),
+    );
   add('polling publisher', r.polling_baseline?.steady);
   if (points.length === 0) return null;
   return {
@@ -181,8 +196,12 @@ function rssChart(r: BenchResultLike): Chart | null {
   add('outbox-tail exactly-once catch-up', r.exactly_once?.catchup?.rss_mb_over_time);
   for (const s of r.steady ?? []) add(`outbox-tail steady ${s.rate}/s`, s.rss_mb_over_time);
   for (const s of r.exactly_once?.steady ?? []) add(`outbox-tail exactly-once steady ${s.rate}/s`, s.rss_mb_over_time);
-  add('Debezium Server catch-up', r.compare?.catchup?.debezium.rss_mb_over_time);
-  for (const s of r.compare?.steady ?? []) add(`Debezium Server steady ${s.rate}/s`, s.debezium.rss_mb_over_time);
+  const peer = peerOf(r);
+  if (peer) {
+    const name = peer.key === 'conduit' ? 'Conduit' : 'Debezium Server';
+    add(`${name} catch-up`, r.compare?.catchup?.[peer.key]?.rss_mb_over_time);
+    for (const s of r.compare?.steady ?? []) add(`${name} steady ${s.rate}/s`, s[peer.key]?.rss_mb_over_time);
+  }
   if (points.length === 0) return null;
   return {
     file: 'rss.svg',

@@ -25,17 +25,37 @@ export async function recordCount(admin: Admin, topic: string): Promise<number> 
 }
 
 /**
+ * How a record in Kafka is tied to the outbox row it carries: by the `id`
+ * header (outbox-tail, Debezium's EventRouter), or, for a relay that writes no
+ * headers (Conduit), by the payload's orderId, the number the bench's writer
+ * gave the row (PAYLOAD_SQL's g).
+ */
+export type RecordIdentity = 'id-header' | 'payload-order-id';
+
+/** The payload's orderId, or undefined when the value is not the bench's payload JSON. */
+function payloadOrderId(value: Buffer | null): number | undefined {
+  try {
+    const id = (JSON.parse(value?.toString() ?? '') as { orderId?: unknown }).orderId;
+    return typeof id === 'number' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Reads the topic from the beginning (read_committed) until `count` records
- * arrived: outbox id (header) -> append time (ms), and -> visible time (ms):
+ * arrived: outbox id -> append time (ms), and -> visible time (ms):
  * when a read_committed consumer may first see it. Without Kafka transactions
  * that is its append time; inside one it is the append time of the commit
- * marker that follows it in its partition.
+ * marker that follows it in its partition. The outbox id is the `id` header,
+ * or, given `idOfOrder`, the id the writer gave the payload's orderId.
  */
 export async function readAppendTimes(
   kafka: Kafka,
   topic: string,
   count: number,
   timeoutMs = 120_000,
+  idOfOrder?: (orderId: number) => string | undefined,
 ): Promise<{ times: Map<string, number>; visible: Map<string, number>; records: number; commitMarkers: number }> {
   const times = new Map<string, number>();
   const visible = new Map<string, number>();
@@ -49,7 +69,8 @@ export async function readAppendTimes(
     count,
     {
       message: (m, partition) => {
-        const id = m.headers?.id?.toString();
+        const orderId = idOfOrder ? payloadOrderId(m.value) : undefined;
+        const id = idOfOrder ? (orderId !== undefined ? idOfOrder(orderId) : undefined) : m.headers?.id?.toString();
         if (!id) return;
         if (!times.has(id)) times.set(id, Number(m.timestamp));
         const waiting = pending.get(partition) ?? [];

@@ -4,7 +4,7 @@
  * run (decode with a null sink, Kafka alone) and the polling-publisher
  * baseline. See README.md, Performance.
  *
- *   npm run bench -- [--events 200000] [--json] [--quick] [--compare debezium] [--plot]
+ *   npm run bench -- [--events 200000] [--json] [--quick] [--compare debezium|conduit] [--plot]
  *
  * Progress goes to stderr; without --json stdout gets a table, with --json
  * the last line of stdout is one JSON object.
@@ -37,7 +37,7 @@ import {
 } from './bench-db.js';
 import { cpuWindow, machineCpuSeconds, processCpuSeconds, type CpuWindow } from '../support/proc-stats.js';
 import { SHIPPED_NODE_OPTIONS } from './shipped-node-options.js';
-import { benchKafka, createTopic, percentile, readAppendTimes, recordCount } from './bench-kafka.js';
+import { benchKafka, createTopic, percentile, readAppendTimes, recordCount, type RecordIdentity } from './bench-kafka.js';
 import { isStreaming, RELAY_BIN, relayEnv, ROOT, spawnNode, type BenchProcess, type LogLine } from './bench-process.js';
 import { nowMs, runWriter, type WriterResult } from './writer.js';
 import { resolveNodeBinary } from '../support/node-binary.js';
@@ -45,7 +45,8 @@ import { compareVariants } from './compare-variants.js';
 import { tracingCost } from './tracing-cost.js';
 import { prepareWriteSide, runWriteSide, WRITE_SIDE_ORDERS_TABLE, WRITE_SIDE_VARIANTS, type WriteSideVariant } from './write-side.js';
 import { installDebezium, isDebeziumStreaming, spawnDebezium, type DebeziumInstall } from './debezium/debezium-relay.js';
-import { matchRecords, type RecordMatch } from './debezium/record-match.js';
+import { matchRecords, type Peer, type RecordMatch } from './debezium/record-match.js';
+import { conduitErrors, DEFAULT_CONDUIT_PIPELINE, installConduit, isConduitStreaming, spawnConduit, type ConduitInstall } from './conduit/conduit-relay.js';
 import { writeCharts, type BenchResultLike } from './bench-charts.js';
 import { benchValueFormat, valueFormatLine } from './value-format.js';
 import { outboxRecordSize, producerPerfTest, type PerfTestLimit } from './perf-test-limit.js';
@@ -89,6 +90,7 @@ const { values: flags } = parseArgs({
     'debezium-java-opts': { type: 'string' },
     'debezium-prop': { type: 'string', multiple: true },
     'compare-first': { type: 'string' },
+    'conduit-pipeline': { type: 'string' },
     delivery: { type: 'string' },
     'first-delivery': { type: 'string' },
     'relay-node': { type: 'string' },
@@ -113,7 +115,7 @@ if (flags.help) {
   --write-concurrency C write_side: clients writing at once, as fast as they go (default 4)
   --write-rounds R      write_side: every way of writing R times, in alternating order (default 3; --quick 2)
   --warmup-seconds S    seconds written before measuring, per steady run (default 2; --quick 1;
-                        10 with --compare: Debezium's JIT needs seconds to warm up)
+                        10 with --compare: Debezium's JIT needs seconds to warm up; Conduit gets the same)
   --partitions P        partitions of every bench topic (default 3)
   --scenarios LIST      subset of ${SCENARIOS.join(',')}
                         (shards runs only when named here or given --shards)
@@ -158,11 +160,18 @@ if (flags.help) {
                         on the catch-up backlog and the steady rates, and report both relays in one table
                         and under "compare" in the JSON (dev/bench/debezium/; never in CI)
   --debezium-java-opts=FLAGS  JVM flags for Debezium Server (default none: its run.sh sets none either)
-  --compare-first R     outbox-tail (default) or debezium: which relay runs first on each backlog and rate
   --debezium-prop K=V   override a setting of dev/bench/debezium/application.properties (repeatable),
                         e.g. debezium.source.poll.interval.ms=10 for a latency-tuned Debezium
                         Debezium delivers at least once: with --delivery both it runs beside the
                         at-least-once relay only (compare.*.outbox_tail is that relay's result)
+  --compare conduit     also run Conduit (Go; built once from its Go module into ~/.cache/outbox-tail/conduit)
+                        with its Postgres source and Kafka destination, the same way: same backlog, rates,
+                        finish line and record check, under "compare" in the JSON (dev/bench/conduit/; never in CI)
+  --conduit-pipeline F  Conduit's pipeline file instead of dev/bench/conduit/pipeline.yml (e.g. a copy with
+                        smaller batches for latency)
+  --compare-first R     outbox-tail (default) or the peer (debezium, conduit): which relay runs first on each
+                        backlog and rate. Conduit delivers at least once too: with --delivery both it runs
+                        beside the at-least-once relay only
 `);
   process.exit(0);
 }
@@ -192,15 +201,21 @@ const opts = {
   relayNodes: (flags['relay-node'] ?? '').split(',').filter(Boolean),
   // A list (kafkajs,platformatic) compares the clients side by side: compareVariants runs one bench per client.
   kafkaClient: flags['kafka-client']?.includes(',') ? 'kafkajs' : (flags['kafka-client'] ?? 'kafkajs'),
-  compare: flags.compare,
+  compare: flags.compare as Peer | undefined,
   debeziumJavaOpts: (flags['debezium-java-opts'] ?? '').split(/\s+/).filter(Boolean),
   debeziumProps: Object.fromEntries((flags['debezium-prop'] ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) as Record<
     string,
     string
   >,
 };
-if (opts.compare !== undefined && opts.compare !== 'debezium') throw new Error('--compare must be debezium');
+if (opts.compare !== undefined && !['debezium', 'conduit'].includes(opts.compare)) throw new Error('--compare must be debezium or conduit');
+if (flags['conduit-pipeline'] !== undefined && opts.compare !== 'conduit') throw new Error('--conduit-pipeline goes with --compare conduit');
+/** The relay compared with outbox-tail, if any. */
+const PEER: Peer | null = opts.compare ?? null;
+/** The peer's name in progress lines and tables. */
+const PEER_LABEL = PEER === 'conduit' ? 'Conduit' : 'Debezium';
 // Debezium's JVM compiles its hot paths during the first seconds: latency measured earlier is its JIT's.
+// Conduit (Go) needs no such warm-up, but gets the same, so that both peers are measured alike.
 if (opts.compare && flags['warmup-seconds'] === undefined) opts.warmupSeconds = 10;
 /**
  * With --compare, every relay is timed until its slot confirmed the commit of
@@ -208,10 +223,10 @@ if (opts.compare && flags['warmup-seconds'] === undefined) opts.warmupSeconds = 
  * relays confirm; otherwise until it confirmed the WAL end as before.
  */
 const TIME_TO_LAST_COMMIT = opts.compare !== undefined;
-if (flags['compare-first'] !== undefined && !['outbox-tail', 'debezium'].includes(flags['compare-first']))
-  throw new Error('--compare-first must be outbox-tail or debezium');
+if (flags['compare-first'] !== undefined && !['outbox-tail', PEER ?? 'debezium'].includes(flags['compare-first']))
+  throw new Error(`--compare-first must be outbox-tail or ${PEER ?? 'debezium'}`);
 /** Who goes first matters a little (page cache, the broker's log segments): run both orders to see how much. */
-const DEBEZIUM_FIRST = flags['compare-first'] === 'debezium';
+const PEER_FIRST = PEER !== null && flags['compare-first'] === PEER;
 /** The codecs of --compression none,gzip,..., each benched in a run of its own. */
 const COMPRESSIONS_BENCHED = (flags.compression ?? 'none').split(',').filter(Boolean);
 for (const c of COMPRESSIONS_BENCHED)
@@ -237,9 +252,9 @@ const MODES: readonly Delivery[] =
       : ['at-least-once', 'exactly-once']
     : [deliveryFlag as Delivery];
 if (MODES.includes('exactly-once') && opts.kafkaClient !== 'kafkajs') throw new Error('exactly-once delivery runs on the kafkajs client only');
-// Debezium Server delivers at least once: it is compared with the at-least-once relay only (with --delivery both, beside that run).
+// Debezium Server and Conduit deliver at least once: each is compared with the at-least-once relay only (with --delivery both, beside that run).
 if (opts.compare && !MODES.includes('at-least-once'))
-  throw new Error('--compare debezium compares with the at-least-once relay: use --delivery at-least-once or both');
+  throw new Error(`--compare ${opts.compare} compares with the at-least-once relay: use --delivery at-least-once or both`);
 let scenarioRound = 0;
 /** The modes for the next relay scenario: the one that goes first alternates, so neither always runs on a warmer machine. */
 const nextModes = (): readonly Delivery[] => (scenarioRound++ % 2 === 0 ? MODES : [...MODES].reverse());
@@ -317,14 +332,18 @@ function spawnRelay(
   return spawnNode({ name, nodeArgs: ['--import', 'tsx', ...relayNodeArgs(name)], script: `${ROOT}dev/bench/null-sink-relay.ts`, env, ...node });
 }
 
-/** Polls (50 ms) until the topic holds `records` records (if given) and the slot confirmed `endLsn`. Returns the time both held. */
+/**
+ * Polls (50 ms) until the topic holds `records` records (if given) and the slot confirmed `endLsn`. Returns the time
+ * both held, and (with a topic) the time the records alone first did.
+ */
 async function waitDone(
   ctx: Ctx,
   what: string,
   target: { topic?: string; records?: number; slot?: string; endLsn?: Lsn; timeoutMs: number; proc?: BenchProcess },
-): Promise<{ doneAt: number; records: number }> {
+): Promise<{ doneAt: number; records: number; recordsAt?: number }> {
   const deadline = Date.now() + target.timeoutMs;
   let records = 0;
+  let recordsAt: number | undefined;
   let kafkaDone = target.topic === undefined;
   let confirmDone = target.slot === undefined;
   let exited = false;
@@ -334,9 +353,10 @@ async function waitDone(
     if (!kafkaDone) {
       records = await recordCount(ctx.admin, target.topic!);
       kafkaDone = records >= target.records!;
+      if (kafkaDone) recordsAt = nowMs();
     }
     if (!confirmDone) confirmDone = (await confirmedFlushLsn(ctx.pg, target.slot!)) >= target.endLsn!;
-    if (kafkaDone && confirmDone) return { doneAt: nowMs(), records };
+    if (kafkaDone && confirmDone) return { doneAt: nowMs(), records, ...(recordsAt !== undefined ? { recordsAt } : {}) };
     if (exited) throw new Error(`${what}: ${target.proc!.name} exited before it finished; stderr: ${target.proc!.stderr().slice(-2000)}`);
     if (Date.now() > deadline)
       throw new Error(`${what}: not done within ${target.timeoutMs} ms (records ${records}/${target.records ?? '-'}, confirmed ${confirmDone})`);
@@ -382,6 +402,12 @@ interface CatchupResult {
   peak_rss_mb: number;
   /** Node start, preflight, connections: spawn until the relay logged "streaming". */
   startup_seconds: number;
+  /**
+   * Spawn until every record was in Kafka, the slot's confirm aside (at least once: not with exactly-once,
+   * whose records count only once committed). The same as `seconds` give or take a poll for a relay that
+   * confirms as it goes; Conduit confirms every 10 s.
+   */
+  kafka_seconds?: number;
   /** CPU time of the relay process (user + system), startup included. */
   relay_cpu_seconds: number;
   records_in_kafka: number;
@@ -450,6 +476,26 @@ const startDebezium: StartPublisher = async (ctx, name, slot) =>
 let debezium: DebeziumInstall | null = null;
 
 /**
+ * Conduit: its JSON log's `time` (Unix ms) is the wall clock of the source's
+ * "Logical replication started" line. It delivers at least once, to the
+ * at-least-once topics (its pipeline file names outbox.event.<aggregate_type>).
+ */
+const startConduit: StartPublisher = async (ctx, name, slot) =>
+  started(spawnConduit(conduit!, { name, databaseUrl: ctx.db.url, brokers: ctx.brokers, slot, pipeline: flags['conduit-pipeline'] }), async (p) => {
+    try {
+      return logTime(await p.waitForLog(isConduitStreaming, 120_000));
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nConduit's errors:\n${conduitErrors(p).slice(0, 10).join('\n')}`, { cause: error });
+    }
+  });
+
+/** Set by main() when --compare conduit is given. */
+let conduit: ConduitInstall | null = null;
+
+/** The peer's publisher, for --compare. */
+const startPeer: StartPublisher = (...args) => (PEER === 'conduit' ? startConduit : startDebezium)(...args);
+
+/**
  * A backlog already in `slot`: spawn the relay (outbox-tail unless `start`
  * says otherwise), time until every record is in Kafka (`baseRecords` were
  * there before: a second relay on the same topic) and the slot confirmed the end.
@@ -479,6 +525,7 @@ async function relayCatchup(
     const done = await waitDone(ctx, name, { ...target, timeoutMs: catchupTimeout(events), proc: relay });
     const cpuSplit = window(events);
     const seconds = (done.doneAt - startedAtMs) / 1000;
+    const kafkaSeconds = done.recordsAt !== undefined ? round((done.recordsAt - startedAtMs) / 1000, 2) : undefined;
     const sends = await relaySends(relay);
     const cpu = relay.cpuSeconds();
     await relay.stop();
@@ -491,6 +538,7 @@ async function relayCatchup(
       events_per_sec_after_startup: Math.round(events / (seconds - startupSeconds)),
       peak_rss_mb: Math.round(relay.peakRssMb()),
       startup_seconds: round(startupSeconds, 2),
+      ...(kafkaSeconds !== undefined ? { kafka_seconds: kafkaSeconds } : {}),
       relay_cpu_seconds: round(cpu, 2),
       records_in_kafka: records - baseRecords,
       cpu: cpuSplit,
@@ -839,6 +887,8 @@ async function steady(
   table: string,
   start: (type: string, topic: string) => Promise<{ proc: BenchProcess; slot?: string }>,
   mode?: Delivery,
+  /** How a record in Kafka is tied to the row the writer wrote: see readAppendTimes. */
+  identity: RecordIdentity = 'id-header',
 ): Promise<SteadyResult> {
   const type = `bench_${label}_${rate}_${ctx.runId}`;
   const topic = mode ? topicFor(mode, type) : `outbox.event.${type}`;
@@ -855,7 +905,13 @@ async function steady(
     const sends = slot ? await relaySends(proc) : null;
     const peak = proc.peakRssMb();
     await proc.stop();
-    const { times, visible } = await readAppendTimes(ctx.kafka, topic, writer.written);
+    const { times, visible } = await readAppendTimes(
+      ctx.kafka,
+      topic,
+      writer.written,
+      undefined,
+      identity === 'payload-order-id' ? writer.idOfOrder : undefined,
+    );
     if (flags['dump-latency']) dumpLatency(`${flags['dump-latency']}/${label}-${rate}.json`, writer, visible);
     const stats = latencyStats(rate, writer, visible, times);
     // A writer that could not keep the rate (a loaded machine) measured a different load: say so next to the figure.
@@ -1427,10 +1483,15 @@ async function main(): Promise<void> {
     .filter(Boolean);
   if (!databaseUrl !== !brokers) throw new Error('give both --database-url and --brokers, or neither (a local stack is started)');
   let versions = { postgres: 'given', kafka: 'given' };
-  if (opts.compare) {
+  if (PEER === 'debezium') {
     debezium = installDebezium();
     log(`Debezium Server ${debezium.version} in ${debezium.home}, on Java ${debezium.javaVersion} (${debezium.java})`);
     if (MODES.length > 1) log('  Debezium delivers at least once: it runs beside the at-least-once relay only');
+  }
+  if (PEER === 'conduit') {
+    conduit = installConduit();
+    log(`Conduit ${conduit.version} (${conduit.binary}), pipeline ${flags['conduit-pipeline'] ?? DEFAULT_CONDUIT_PIPELINE}`);
+    if (MODES.length > 1) log('  Conduit delivers at least once: it runs beside the at-least-once relay only');
   }
   if (!databaseUrl || !brokers) {
     log('starting a local stack (dev/stack: OUTBOX_TAIL_STACK, default auto)');
@@ -1463,17 +1524,23 @@ async function main(): Promise<void> {
   const compare: CompareResult | null = debezium
     ? {
         debezium: { version: debezium.version, java: debezium.javaVersion, java_opts: opts.debeziumJavaOpts, props: opts.debeziumProps },
-        first: DEBEZIUM_FIRST ? 'debezium' : 'outbox-tail',
+        first: PEER_FIRST ? 'debezium' : 'outbox-tail',
         steady: [],
       }
-    : null;
+    : conduit
+      ? {
+          conduit: { version: conduit.version, pipeline: flags['conduit-pipeline'] ?? 'dev/bench/conduit/pipeline.yml' },
+          first: PEER_FIRST ? 'conduit' : 'outbox-tail',
+          steady: [],
+        }
+      : null;
   const tag = (mode: Delivery) => (MODES.length > 1 || mode === 'exactly-once' ? ` [${mode}]` : '');
   try {
     if (MODES.includes('exactly-once')) await createOffsetsTopic(admin, ctx.offsetsTopic);
     const events = opts.events;
     if (has('catchup') || has('limits')) {
       log(`catchup: ${events} single-row transactions`);
-      // One slot per delivery mode, one for the decode limit and, with --compare, one for Debezium Server, on the same backlog.
+      // One slot per delivery mode, one for the decode limit and, with --compare, one for the peer, on the same backlog.
       const backlog = await prepareBacklog(ctx, 'catchup', events, 1, MODES.length + (compare ? 2 : 1));
       if (has('limits')) {
         const decode = await decodeLimit(ctx, backlog, backlog.slots[MODES.length]!, events);
@@ -1497,30 +1564,33 @@ async function main(): Promise<void> {
         };
       }
       if (has('catchup')) {
-        // With --compare, the same backlog from a fresh slot of its own for Debezium Server, to the at-least-once
-        // relay's topic, right before or after that relay: the second one's records join the first's
-        // (record-match tells the copies apart). The exactly-once relay has topics of its own.
-        const runDebezium = async (base: number) => {
+        // With --compare, the same backlog from a fresh slot of its own for the peer (Debezium Server or
+        // Conduit), to the at-least-once relay's topic, right before or after that relay: the second one's
+        // records join the first's (record-match tells the copies apart). The exactly-once relay has topics of its own.
+        const runPeer = async (base: number) => {
           const d = await relayCatchup(
             ctx,
-            'debezium-catchup',
+            `${PEER!}-catchup`,
             backlog.slots[MODES.length + 1]!,
             backlog.type,
             events,
             backlog.endLsn,
             'at-least-once',
-            startDebezium,
+            startPeer,
             base,
           );
+          // Conduit reports its position to PostgreSQL every 10 s (fixed in its connector): when its records
+          // were all in Kafka tells how much of its time is that wait.
+          const inKafka = PEER === 'conduit' && d.kafka_seconds !== undefined ? `; all records in Kafka after ${d.kafka_seconds} s` : '';
           log(
-            `  Debezium: ${d.events_per_sec} events/s (${d.seconds} s incl. ${d.startup_seconds} s startup), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
+            `  ${PEER_LABEL}: ${d.events_per_sec} events/s (${d.seconds} s incl. ${d.startup_seconds} s startup${inKafka}), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, PEER!)}`,
           );
           return d;
         };
         for (const mode of nextModes()) {
           const beside = compare && mode === 'at-least-once';
-          const d = beside && DEBEZIUM_FIRST ? await runDebezium(0) : undefined;
-          const base = beside && DEBEZIUM_FIRST ? events : 0;
+          const d = beside && PEER_FIRST ? await runPeer(0) : undefined;
+          const base = beside && PEER_FIRST ? events : 0;
           const r = await relayCatchup(
             ctx,
             `catchup-${mode}`,
@@ -1537,8 +1607,8 @@ async function main(): Promise<void> {
           );
           put(mode, 'catchup', r);
           if (compare && beside) {
-            compare.catchup = { outbox_tail: r, debezium: d ?? (await runDebezium(events)) };
-            compare.record_match = await matchRecords(kafka, backlog.topic, 2 * events);
+            compare.catchup = { outbox_tail: r, [PEER!]: d ?? (await runPeer(events)) };
+            compare.record_match = await matchRecords(kafka, backlog.topic, 2 * events, PEER!);
             log(`  record bytes: ${recordMatchLine(compare.record_match)}`);
           }
         }
@@ -1566,10 +1636,19 @@ async function main(): Promise<void> {
       }
     }
     if (has('steady')) {
-      const runDebezium = async (rate: number) => {
-        const d = await steady(ctx, 'debezium', rate, 'outbox', (type) => startRelayOn(ctx, `debezium-steady-${rate}`, type, 'at-least-once', startDebezium));
+      const runPeer = async (rate: number) => {
+        const d = await steady(
+          ctx,
+          PEER!,
+          rate,
+          'outbox',
+          (type) => startRelayOn(ctx, `${PEER!}-steady-${rate}`, type, 'at-least-once', startPeer),
+          undefined,
+          // Conduit's records carry no headers, so no outbox id: they are told apart by the payload's orderId.
+          PEER === 'conduit' ? 'payload-order-id' : 'id-header',
+        );
         log(
-          `  Debezium ${rate}/s: p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, max ${d.max_ms} ms (${d.records} records, writer ${d.achieved_rate}/s), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, 'debezium')}`,
+          `  ${PEER_LABEL} ${rate}/s: p50 ${d.p50_ms} ms, p99 ${d.p99_ms} ms, max ${d.max_ms} ms (${d.records} records, writer ${d.achieved_rate}/s), peak RSS ${d.peak_rss_mb} MB; ${cpuLine(d.cpu, PEER!)}`,
         );
         return d;
       };
@@ -1580,9 +1659,9 @@ async function main(): Promise<void> {
         );
         ((result.steady_floor ??= []) as SteadyFloor[]).push(floor);
         for (const mode of nextModes()) {
-          // With --compare, Debezium Server runs beside the at-least-once relay only (right before or after it).
+          // With --compare, the peer runs beside the at-least-once relay only (right before or after it).
           const beside = compare && mode === 'at-least-once';
-          const first = beside && DEBEZIUM_FIRST ? await runDebezium(rate) : undefined;
+          const first = beside && PEER_FIRST ? await runPeer(rate) : undefined;
           const label = mode === 'exactly-once' ? 'steady_eos' : 'steady';
           const r = await steady(ctx, label, rate, 'outbox', (type) => startRelayOn(ctx, `steady-${rate}-${mode}`, type, mode), mode);
           const sends = r.relay_sends;
@@ -1594,7 +1673,7 @@ async function main(): Promise<void> {
             `  relay${tag(mode)} ${rate}/s: p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms${appended} (${r.records} records, writer ${r.achieved_rate}/s), peak RSS ${r.peak_rss_mb} MB${sendLine}${txnLine(sends ?? null)}; ${cpuLine(r.cpu)}`,
           );
           putSteady(mode, r);
-          if (compare && beside) compare.steady.push({ rate, outbox_tail: r, debezium: first ?? (await runDebezium(rate)) });
+          if (compare && beside) compare.steady.push({ rate, outbox_tail: r, [PEER!]: first ?? (await runPeer(rate)) });
         }
       }
     }
@@ -1693,6 +1772,7 @@ async function main(): Promise<void> {
     node: process.version,
     relay_node: RELAY_NODE ? execFileSync(RELAY_NODE, ['--version'], { encoding: 'utf8' }).trim() : process.version,
     ...(debezium ? { debezium: debezium.version, debezium_java: debezium.javaVersion } : {}),
+    ...(conduit ? { conduit: conduit.version } : {}),
     postgres: versions.postgres,
     kafka: versions.kafka,
     partitions: opts.partitions,
@@ -1793,7 +1873,7 @@ function targets(r: Record<string, unknown>): Verdict[] {
   ];
   if (rss.length) out.push({ target: 'relay peak RSS <= 120 MB (every scenario)', value: `${Math.max(...rss)} MB`, ok: Math.max(...rss) <= 120 });
   const cmp = (r.compare as CompareResult | undefined)?.catchup;
-  if (cmp) {
+  if (cmp?.debezium) {
     const [o, d] = [cmp.outbox_tail, cmp.debezium];
     out.push({
       target: '>= 3 x Debezium Server from spawn',
@@ -1804,6 +1884,20 @@ function targets(r: Record<string, unknown>): Verdict[] {
       target: '>= 2.5 x Debezium Server after startup',
       value: `${round(o.events_per_sec_after_startup / d.events_per_sec_after_startup, 2)} x (${o.events_per_sec_after_startup} vs ${d.events_per_sec_after_startup})`,
       ok: o.events_per_sec_after_startup >= 2.5 * d.events_per_sec_after_startup,
+    });
+  }
+  if (cmp?.conduit) {
+    // Issue 45: ahead of the Go peer side by side (no ratio set yet).
+    const [o, c] = [cmp.outbox_tail, cmp.conduit];
+    out.push({
+      target: 'ahead of Conduit from spawn',
+      value: `${round(o.events_per_sec / c.events_per_sec, 2)} x (${o.events_per_sec} vs ${c.events_per_sec})`,
+      ok: o.events_per_sec > c.events_per_sec,
+    });
+    out.push({
+      target: 'ahead of Conduit after startup',
+      value: `${round(o.events_per_sec_after_startup / c.events_per_sec_after_startup, 2)} x (${o.events_per_sec_after_startup} vs ${c.events_per_sec_after_startup})`,
+      ok: o.events_per_sec_after_startup > c.events_per_sec_after_startup,
     });
   }
   if (catchup && polling)
@@ -1840,38 +1934,43 @@ function targets(r: Record<string, unknown>): Verdict[] {
   return out;
 }
 
+/** The side by side of --compare: the peer's results under its name (debezium or conduit), beside outbox-tail's. */
 interface CompareResult {
   /** props: the --debezium-prop overrides of application.properties. */
-  debezium: { version: string; java: string; java_opts: string[]; props: Record<string, string> };
-  first: 'outbox-tail' | 'debezium';
+  debezium?: { version: string; java: string; java_opts: string[]; props: Record<string, string> };
+  /** pipeline: the pipeline file Conduit ran (--conduit-pipeline, default dev/bench/conduit/pipeline.yml). */
+  conduit?: { version: string; pipeline: string };
+  first: 'outbox-tail' | Peer;
   /** The same single-row backlog from two fresh slots, outbox-tail first, to the same topic. */
-  catchup?: { outbox_tail: CatchupResult; debezium: CatchupResult };
+  catchup?: { outbox_tail: CatchupResult; debezium?: CatchupResult; conduit?: CatchupResult };
   /** Both relays' copies of that backlog compared record by record. */
   record_match?: RecordMatch;
-  steady: Array<{ rate: number; outbox_tail: SteadyResult; debezium: SteadyResult }>;
+  steady: Array<{ rate: number; outbox_tail: SteadyResult; debezium?: SteadyResult; conduit?: SteadyResult }>;
 }
 
 function recordMatchLine(m: RecordMatch): string {
+  const peer = m[PEER!]!;
   const diff = Object.entries(m.header_value_examples)
-    .map(([k, v]) => `${k} "${v.outbox_tail}" vs "${v.debezium}"`)
+    .map(([k, v]) => `${k} "${v.outbox_tail}" vs "${v[PEER!] ?? ''}"`)
     .join(', ');
   return (
     `${m.ok ? 'match' : 'MISMATCH'}: ${m.pairs} pairs, ${m.unpaired} unpaired, key equal ${m.key_equal}, value equal ${m.value_equal}, same partition ${m.same_partition}; ` +
-    `headers outbox-tail [${m.outbox_tail.header_names.join(', ')}] ${m.outbox_tail.mean_header_bytes} B, Debezium [${m.debezium.header_names.join(', ')}] ${m.debezium.mean_header_bytes} B; ` +
-    `value ${m.outbox_tail.mean_value_bytes} vs ${m.debezium.mean_value_bytes} B` +
+    `headers outbox-tail [${m.outbox_tail.header_names.join(', ')}] ${m.outbox_tail.mean_header_bytes} B, ${PEER_LABEL} [${peer.header_names.join(', ')}] ${peer.mean_header_bytes} B; ` +
+    `key ${m.outbox_tail.mean_key_bytes} vs ${peer.mean_key_bytes} B, value ${m.outbox_tail.mean_value_bytes} vs ${peer.mean_value_bytes} B` +
     (diff ? `; header values differing: ${diff}` : '')
   );
 }
 
 /** Both relays in one table: the catch-up figures, then p50 / p99 / max (peak RSS) per steady rate. */
 function compareTable(c: CompareResult, env: Record<string, unknown>): string {
+  const peer = PEER!;
   const head = ['relay', 'events/s from spawn', 'after startup', 'startup s', 'peak RSS MB', 'CPU us/event', 'busy cores'];
   for (const s of c.steady) head.push(`${s.rate}/s p50 / p99 / max ms (peak RSS, writer rate)`);
   const rows: string[][] = [head];
-  const relays = [
+  const relays: Array<[string, 'outbox_tail' | Peer]> = [
     ['outbox-tail', 'outbox_tail'],
-    [`Debezium Server ${c.debezium.version}`, 'debezium'],
-  ] as const;
+    c.debezium ? [`Debezium Server ${c.debezium.version}`, 'debezium'] : [`Conduit ${c.conduit?.version ?? ''}`, 'conduit'],
+  ];
   for (const [label, key] of relays) {
     const k = c.catchup?.[key];
     const row = [
@@ -1886,30 +1985,38 @@ function compareTable(c: CompareResult, env: Record<string, unknown>): string {
     for (const s of c.steady) {
       const x = s[key];
       // The writer's achieved rate too: on a loaded machine it can fall short, and then the rates differ.
-      row.push(`${x.p50_ms} / ${x.p99_ms} / ${x.max_ms} (${x.peak_rss_mb} MB, ${x.achieved_rate}/s)`);
+      row.push(x ? `${x.p50_ms} / ${x.p99_ms} / ${x.max_ms} (${x.peak_rss_mb} MB, ${x.achieved_rate}/s)` : '-');
     }
     rows.push(row);
   }
   const lines = markdownTable(rows);
   const k = c.catchup?.outbox_tail;
+  const inKafka = c.catchup?.conduit;
+  const load = `load average (1 min) ${String(env.loadavg_1m_at_start)} at start, ${String(env.loadavg_1m_at_end)} at end`;
   const notes = [
     k
-      ? `catch-up: ${k.events} single-row transactions from fresh slots, ${DEBEZIUM_FIRST ? 'Debezium' : 'outbox-tail'} first; CPU per event and busy cores from "streaming" to done`
+      ? `catch-up: ${k.events} single-row transactions from fresh slots, ${PEER_FIRST ? PEER_LABEL : 'outbox-tail'} first; CPU per event and busy cores from "streaming" to done`
+      : null,
+    inKafka?.kafka_seconds !== undefined
+      ? `Conduit had every record in Kafka after ${inKafka.kafka_seconds} s from spawn (${Math.round(k!.events / inKafka.kafka_seconds)} events/s); its slot confirmed ` +
+        `${round(inKafka.seconds - inKafka.kafka_seconds, 2)} s later: its connector reports its position every 10 s (fixed in v0.14.0)`
       : null,
     c.steady.length
-      ? `steady: ${opts.warmupSeconds} s warm-up, ${opts.steadySeconds} s measured, ${DEBEZIUM_FIRST ? 'Debezium' : 'outbox-tail'} first; latency = LogAppendTime - INSERT sent`
+      ? `steady: ${opts.warmupSeconds} s warm-up, ${opts.steadySeconds} s measured, ${PEER_FIRST ? PEER_LABEL : 'outbox-tail'} first; latency = LogAppendTime - INSERT sent`
       : null,
     MODES.length > 1
-      ? 'outbox-tail here is the at-least-once relay (Debezium delivers at least once); exactly-once: "delivery modes" table, "exactly_once" in the JSON'
+      ? `outbox-tail here is the at-least-once relay (${PEER_LABEL} delivers at least once); exactly-once: "delivery modes" table, "exactly_once" in the JSON`
       : null,
     c.record_match ? `record bytes: ${recordMatchLine(c.record_match)}` : null,
-    `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: dev/bench/debezium/application.properties${Object.entries(
-      c.debezium.props,
-    )
-      .map(([k, v]) => `, ${k}=${v}`)
-      .join('')}; load average (1 min) ${String(env.loadavg_1m_at_start)} at start, ${String(env.loadavg_1m_at_end)} at end`,
+    c.debezium
+      ? `Java ${c.debezium.java}${c.debezium.java_opts.length ? ` ${c.debezium.java_opts.join(' ')}` : ''}; Debezium settings: dev/bench/debezium/application.properties${Object.entries(
+          c.debezium.props,
+        )
+          .map(([k, v]) => `, ${k}=${v}`)
+          .join('')}; ${load}`
+      : `Conduit settings: dev/bench/conduit/conduit.yaml, ${c.conduit?.pipeline ?? ''}; ${load}`,
   ].filter((x): x is string => x !== null);
-  return `side by side (--compare debezium):\n${lines.join('\n')}\n${notes.map((n) => `  ${n}`).join('\n')}\n`;
+  return `side by side (--compare ${peer}):\n${lines.join('\n')}\n${notes.map((n) => `  ${n}`).join('\n')}\n`;
 }
 
 /** A Markdown table of `rows` (the first is the head): first column left-aligned, the others right-aligned. */

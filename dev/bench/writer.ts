@@ -23,6 +23,11 @@ export interface WriterResult {
   commitTimes: Map<string, number>;
   /** id -> when the reply (the commit) came back: at or after the commit. */
   replyTimes: Map<string, number>;
+  /**
+   * The id of the row whose payload has this orderId (the row's number, from 1): for a relay whose
+   * records carry no id header (Conduit), the way back from a record to its row.
+   */
+  idOfOrder(orderId: number): string | undefined;
 }
 
 export const nowMs = () => performance.timeOrigin + performance.now();
@@ -49,6 +54,8 @@ export async function runWriter(options: {
     select $1::uuid, $2, (g % 10000)::text, 'OrderCreated', ${PAYLOAD_SQL} from (select $3::int as g) s`;
   const commitTimes = new Map<string, number>();
   const replyTimes = new Map<string, number>();
+  // ids[n - 1] is the id of the n-th row, whose payload's orderId is n.
+  const ids: string[] = [];
   const pending = new Array<number>(connections).fill(0);
   const chains: Promise<unknown>[] = clients.map(() => Promise.resolve());
   const inflight = new Set<Promise<void>>();
@@ -63,6 +70,7 @@ export async function runWriter(options: {
     for (let i = 1; i < connections; i++) if (pending[i]! < pending[pick]!) pick = i;
     const id = randomUUID();
     const n = ++issued;
+    ids.push(id);
     const timed = n > warmup;
     pending[pick]!++;
     // One statement at a time per connection (pg 9 drops its implicit queue): chain them.
@@ -97,5 +105,5 @@ export async function runWriter(options: {
   const seconds = (nowMs() - t0) / 1000;
   await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
   if (failure) throw failure;
-  return { written: committed, measured: replyTimes.size, seconds, commitTimes, replyTimes };
+  return { written: committed, measured: replyTimes.size, seconds, commitTimes, replyTimes, idOfOrder: (orderId) => ids[orderId - 1] };
 }

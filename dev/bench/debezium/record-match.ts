@@ -1,9 +1,17 @@
 /**
- * Checks that outbox-tail and Debezium Server put the same bytes in Kafka
- * for the same outbox rows (issue 16: a fair comparison relays the same
- * records): both catch-ups publish the same backlog to the same topic, and
- * each id's two copies are compared. A copy is outbox-tail's when it carries
- * the commit_lsn header, which Debezium has no column for.
+ * Checks that outbox-tail and a peer (Debezium Server, or Conduit with
+ * --compare conduit) put the same bytes in Kafka for the same outbox rows
+ * (issue 16: a fair comparison relays the same records): both catch-ups
+ * publish the same backlog to the same topic, and each row's two copies are
+ * compared. A copy is outbox-tail's when it carries the commit_lsn header,
+ * which neither peer has a column for.
+ *
+ * Debezium's copies carry the outbox id as a header, as ours do, and are
+ * paired by it. Conduit's Kafka destination (v0.12.3) writes no headers at
+ * all, so its copies are paired with ours by the row's identity inside the
+ * payload instead: the bench's payload carries orderId, the row's number in
+ * the backlog (PAYLOAD_SQL in dev/bench/bench-db.ts), unique per backlog. A
+ * value that is not that JSON pairs with nothing and counts as unpaired.
  */
 import type { Kafka } from 'kafkajs';
 import { consumeTopic } from '../bench-kafka.js';
@@ -25,9 +33,9 @@ interface Side {
 }
 
 export interface RecordMatch {
-  /** Ids found once from each relay. */
+  /** Rows found once from each relay. */
   pairs: number;
-  /** Ids found from one relay only (should be 0). */
+  /** Rows found from one relay only (should be 0). */
   unpaired: number;
   key_equal: number;
   value_equal: number;
@@ -35,10 +43,12 @@ export interface RecordMatch {
   same_partition: number;
   /** Per header name both send: how many pairs carry the same value. */
   header_values_equal: Record<string, number>;
-  /** One pair's values for every header whose values differ somewhere. */
-  header_value_examples: Record<string, { outbox_tail: string; debezium: string }>;
+  /** One pair's values for every header whose values differ somewhere (the peer's under its name). */
+  header_value_examples: Record<string, { outbox_tail: string; debezium?: string; conduit?: string }>;
   outbox_tail: Side;
-  debezium: Side;
+  /** The peer's side, under its name: one of the two. */
+  debezium?: Side;
+  conduit?: Side;
   /** Every id paired, with equal key and value bytes. */
   ok: boolean;
 }
@@ -49,10 +59,23 @@ const headerText = (headers: Record<string, Buffer | string | (Buffer | string)[
   return out;
 };
 
+export type Peer = 'debezium' | 'conduit';
+
+/** The payload's orderId (the row's number in the backlog) as a pairing key, or null when the value is not that JSON. */
+function orderIdOf(value: string): string | null {
+  try {
+    const id = (JSON.parse(value) as { orderId?: unknown }).orderId;
+    return typeof id === 'number' ? String(id) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads `total` records of `topic` (both relays' copies) and compares them pair by pair. */
-export async function matchRecords(kafka: Kafka, topic: string, total: number): Promise<RecordMatch> {
+export async function matchRecords(kafka: Kafka, topic: string, total: number, peer: Peer = 'debezium'): Promise<RecordMatch> {
   const ours = new Map<string, Copy>();
   const theirs = new Map<string, Copy>();
+  let unpairable = 0;
   await consumeTopic(
     kafka,
     topic,
@@ -60,7 +83,9 @@ export async function matchRecords(kafka: Kafka, topic: string, total: number): 
     (m, partition) => {
       const headers = headerText(m.headers);
       const copy: Copy = { key: m.key?.toString() ?? '', value: m.value?.toString() ?? '', partition, headers };
-      (headers.commit_lsn !== undefined ? ours : theirs).set(headers.id ?? '', copy);
+      const row = peer === 'debezium' ? (headers.id ?? '') : orderIdOf(copy.value);
+      // A copy with no orderId can pair with nothing: kept under a key of its own, so it counts as unpaired.
+      (headers.commit_lsn !== undefined ? ours : theirs).set(row ?? `unpairable-${unpairable++}`, copy);
     },
     300_000,
   );
@@ -90,10 +115,10 @@ export async function matchRecords(kafka: Kafka, topic: string, total: number): 
     header_values_equal: {},
     header_value_examples: {},
     outbox_tail: side(ours),
-    debezium: side(theirs),
+    [peer]: side(theirs),
     ok: false,
   };
-  const common = out.outbox_tail.header_names.filter((n) => out.debezium.header_names.includes(n));
+  const common = out.outbox_tail.header_names.filter((n) => out[peer]!.header_names.includes(n));
   for (const n of common) out.header_values_equal[n] = 0;
   for (const [id, a] of ours) {
     const b = theirs.get(id);
@@ -107,7 +132,7 @@ export async function matchRecords(kafka: Kafka, topic: string, total: number): 
     if (a.partition === b.partition) out.same_partition++;
     for (const n of common) {
       if (a.headers[n] === b.headers[n]) out.header_values_equal[n]!++;
-      else out.header_value_examples[n] ??= { outbox_tail: a.headers[n] ?? '', debezium: b.headers[n] ?? '' };
+      else out.header_value_examples[n] ??= { outbox_tail: a.headers[n] ?? '', [peer]: b.headers[n] ?? '' };
     }
   }
   for (const id of theirs.keys()) if (!ours.has(id)) out.unpaired++;

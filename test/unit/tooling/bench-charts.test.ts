@@ -28,7 +28,7 @@ describe('bench charts from a recorded run', () => {
       ['machine ceiling', recorded.limits.machine_events_per_sec!],
     ];
     if (recorded.compare?.catchup)
-      bars.push([expect.stringMatching(/^Debezium Server .*catch-up, from spawn$/) as unknown as string, recorded.compare.catchup.debezium.events_per_sec]);
+      bars.push([expect.stringMatching(/^Debezium Server .*catch-up, from spawn$/) as unknown as string, recorded.compare.catchup.debezium!.events_per_sec]);
     for (const [label, value] of bars) {
       expect(t).toContainEqual(label);
       expect(t).toContain(thousands(value));
@@ -45,7 +45,7 @@ describe('bench charts from a recorded run', () => {
     expect(t).toContain('outbox-tail');
     if (recorded.compare?.steady?.length) {
       expect(t).toContain('Debezium Server');
-      for (const { debezium } of recorded.compare.steady) expect(t).toContain(debezium.p99_ms.toFixed(1));
+      for (const { debezium } of recorded.compare.steady) expect(t).toContain(debezium!.p99_ms.toFixed(1));
     }
   });
 
