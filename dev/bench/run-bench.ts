@@ -90,6 +90,7 @@ const { values: flags } = parseArgs({
     'debezium-java-opts': { type: 'string' },
     'debezium-prop': { type: 'string', multiple: true },
     'compare-first': { type: 'string' },
+    'compare-rounds': { type: 'string' },
     'conduit-pipeline': { type: 'string' },
     delivery: { type: 'string' },
     'first-delivery': { type: 'string' },
@@ -170,7 +171,10 @@ if (flags.help) {
   --conduit-pipeline F  Conduit's pipeline file instead of dev/bench/conduit/pipeline.yml (e.g. a copy with
                         smaller batches for latency)
   --compare-first R     outbox-tail (default) or the peer (debezium, conduit): which relay runs first on each
-                        backlog and rate. Conduit delivers at least once too: with --delivery both it runs
+                        backlog and rate
+  --compare-rounds N    with --compare: catch-up rounds, each on a fresh backlog, the relay that goes first
+                        alternating from round to round (default 2); before the first, the broker is warmed
+                        with the Kafka client alone (untimed) unless the limits scenario already did. Conduit delivers at least once too: with --delivery both it runs
                         beside the at-least-once relay only
 `);
   process.exit(0);
@@ -227,6 +231,9 @@ if (flags['compare-first'] !== undefined && !['outbox-tail', PEER ?? 'debezium']
   throw new Error(`--compare-first must be outbox-tail or ${PEER ?? 'debezium'}`);
 /** Who goes first matters a little (page cache, the broker's log segments): run both orders to see how much. */
 const PEER_FIRST = PEER !== null && flags['compare-first'] === PEER;
+/** Catch-up rounds of a comparison: a first run on a cold broker or page cache and the order of the relays both moved the ratio by about 20%. */
+const COMPARE_ROUNDS = flags['compare-rounds'] === undefined ? 2 : Number(flags['compare-rounds']);
+if (!Number.isInteger(COMPARE_ROUNDS) || COMPARE_ROUNDS < 1) throw new Error('--compare-rounds must be a positive integer');
 /** The codecs of --compression none,gzip,..., each benched in a run of its own. */
 const COMPRESSIONS_BENCHED = (flags.compression ?? 'none').split(',').filter(Boolean);
 for (const c of COMPRESSIONS_BENCHED)
@@ -1563,6 +1570,15 @@ async function main(): Promise<void> {
           kafka_broker_us_per_event: kafkaL.broker_us_per_event,
         };
       }
+      if (has('catchup') && compare) {
+        // A fresh broker is about 20% slower on its first run: warm it before anything is timed, unless limits did.
+        if (has('limits')) compare.broker_warmup = { by: 'limits-scenario', events, seconds: null };
+        else {
+          const warm = await kafkaLimit(ctx, backlog, events);
+          compare.broker_warmup = { by: 'kafka-limit', events, seconds: warm.seconds };
+          log(`  broker warm-up (untimed): the Kafka client alone sent ${events} records in ${warm.seconds} s`);
+        }
+      }
       if (has('catchup')) {
         // With --compare, the same backlog from a fresh slot of its own for the peer (Debezium Server or
         // Conduit), to the at-least-once relay's topic, right before or after that relay: the second one's
@@ -1607,13 +1623,41 @@ async function main(): Promise<void> {
           );
           put(mode, 'catchup', r);
           if (compare && beside) {
-            compare.catchup = { outbox_tail: r, [PEER!]: d ?? (await runPeer(events)) };
+            const peerResult = d ?? (await runPeer(events));
+            compare.catchup = { outbox_tail: r, [PEER!]: peerResult };
+            compare.rounds = [compareRound(1, PEER_FIRST ? PEER! : 'outbox-tail', r, peerResult)];
+            log(roundLine(compare.rounds[0]!));
             compare.record_match = await matchRecords(kafka, backlog.topic, 2 * events, PEER!);
             log(`  record bytes: ${recordMatchLine(compare.record_match)}`);
           }
         }
       }
       for (const s of backlog.slots) await dropSlot(db.url, s);
+      // Further rounds on fresh backlogs, the order alternating, at least once each way with the default 2.
+      if (has('catchup') && compare?.rounds) {
+        for (let round = 2; round <= COMPARE_ROUNDS; round++) {
+          const peerFirst = round % 2 === 0 ? !PEER_FIRST : PEER_FIRST;
+          const again = await prepareBacklog(ctx, `catchup_r${round}`, events, 1, 2);
+          const runOne = (which: 'outbox-tail' | Peer, base: number) =>
+            relayCatchup(
+              ctx,
+              which === 'outbox-tail' ? `catchup-r${round}` : `${PEER!}-catchup-r${round}`,
+              again.slots[which === 'outbox-tail' ? 0 : 1]!,
+              again.type,
+              events,
+              again.endLsn,
+              'at-least-once',
+              which === 'outbox-tail' ? startOutboxTail : startPeer,
+              base,
+            );
+          const first = await runOne(peerFirst ? PEER! : 'outbox-tail', 0);
+          const second = await runOne(peerFirst ? 'outbox-tail' : PEER!, events);
+          const [r, d] = peerFirst ? [second, first] : [first, second];
+          compare.rounds.push(compareRound(round, peerFirst ? PEER! : 'outbox-tail', r, d));
+          log(roundLine(compare.rounds[compare.rounds.length - 1]!));
+          for (const s of again.slots) await dropSlot(db.url, s);
+        }
+      }
     }
     if (has('catchup_batched')) {
       log(`catchup_batched: ${events} rows in 100-row transactions`);
@@ -1935,6 +1979,34 @@ function targets(r: Record<string, unknown>): Verdict[] {
 }
 
 /** The side by side of --compare: the peer's results under its name (debezium or conduit), beside outbox-tail's. */
+interface CompareRound {
+  round: number;
+  first: 'outbox-tail' | Peer;
+  outbox_tail: { events_per_sec: number; events_per_sec_after_startup: number; us_per_event: number | null; machine_busy_cores: number | null };
+  peer: { events_per_sec: number; events_per_sec_after_startup: number };
+  ratio_from_spawn: number;
+  ratio_after_startup: number;
+}
+
+function compareRound(round: number, first: 'outbox-tail' | Peer, r: CatchupResult, d: CatchupResult): CompareRound {
+  return {
+    round,
+    first,
+    outbox_tail: {
+      events_per_sec: r.events_per_sec,
+      events_per_sec_after_startup: r.events_per_sec_after_startup,
+      us_per_event: r.cpu.us_per_event.relay,
+      machine_busy_cores: r.cpu.machine_busy_cores,
+    },
+    peer: { events_per_sec: d.events_per_sec, events_per_sec_after_startup: d.events_per_sec_after_startup },
+    ratio_from_spawn: Math.round((r.events_per_sec / d.events_per_sec) * 100) / 100,
+    ratio_after_startup: Math.round((r.events_per_sec_after_startup / d.events_per_sec_after_startup) * 100) / 100,
+  };
+}
+
+const roundLine = (c: CompareRound) =>
+  `  round ${c.round} (${c.first} first): outbox-tail ${c.outbox_tail.events_per_sec} (${c.outbox_tail.events_per_sec_after_startup}) events/s, ${PEER_LABEL} ${c.peer.events_per_sec} (${c.peer.events_per_sec_after_startup}): ${c.ratio_from_spawn}x from spawn, ${c.ratio_after_startup}x after start-up; busy cores ${c.outbox_tail.machine_busy_cores ?? '-'}`;
+
 interface CompareResult {
   /** props: the --debezium-prop overrides of application.properties. */
   debezium?: { version: string; java: string; java_opts: string[]; props: Record<string, string> };
@@ -1945,6 +2017,10 @@ interface CompareResult {
   catchup?: { outbox_tail: CatchupResult; debezium?: CatchupResult; conduit?: CatchupResult };
   /** Both relays' copies of that backlog compared record by record. */
   record_match?: RecordMatch;
+  /** Before the first timed catch-up: the Kafka client alone through the broker (or the limits scenario did it). */
+  broker_warmup?: { by: 'kafka-limit' | 'limits-scenario'; events: number; seconds: number | null };
+  /** Every catch-up round (the first is `catchup` above), who went first, and the ratios. */
+  rounds?: CompareRound[];
   steady: Array<{ rate: number; outbox_tail: SteadyResult; debezium?: SteadyResult; conduit?: SteadyResult }>;
 }
 
