@@ -11,6 +11,7 @@ import pg from 'pg';
 import { writeOutboxEvent } from '../../src/consumer/write-outbox-event.js';
 import { Lsn } from '../../src/shared/lsn.js';
 import { isStreaming, type RelayProcess } from '../support/relay-process.js';
+import { prependHbaLines } from '../support/pg-hba.js';
 import { RELAY_PASSWORD, RELAY_ROLE, type FaultStack } from './fault-stack.js';
 import { FaultRun, sleep, type FaultRunOptions, type FaultVariant, type ScenarioResult } from './harness.js';
 
@@ -918,22 +919,10 @@ export async function twoActiveRelays(options: ScenarioOptions): Promise<{ drops
  * and the relay's connections terminated, twice. Returns a function that puts hba back.
  */
 async function scramForRelayRole(run: FaultRun): Promise<() => Promise<void>> {
-  const [{ file, text }] = (await run.query<{ file: string; text: string }>(
-    "select current_setting('hba_file') as file, pg_read_file(current_setting('hba_file')) as text",
-  )) as [{ file: string; text: string }];
-  // COPY writes as the server's user, so this works on a native server and in a container alike; text format
-  // escapes tabs and backslashes, which hba lines do not need.
-  const write = async (lines: string[]) => {
-    // COPY takes no parameters: the lines go through a table of the run's own database.
-    await run.query('create table if not exists hba_lines (n int primary key, l text)');
-    await run.query('truncate hba_lines');
-    await run.query('insert into hba_lines select n, l from unnest($1::text[]) with ordinality as t(l, n)', [lines]);
-    await run.query(`copy (select l from hba_lines order by n) to '${file.replace(/'/g, "''")}'`);
-    await run.query('select pg_reload_conf()');
-  };
-  const original = text.replace(/\t/g, ' ').split('\n');
-  await write([`host all ${RELAY_ROLE} 0.0.0.0/0 scram-sha-256`, `host replication ${RELAY_ROLE} 0.0.0.0/0 scram-sha-256`, ...original]);
-  return () => write(original);
+  return prependHbaLines(
+    (sql, params) => run.query(sql, params),
+    [`host all ${RELAY_ROLE} 0.0.0.0/0 scram-sha-256`, `host replication ${RELAY_ROLE} 0.0.0.0/0 scram-sha-256`],
+  );
 }
 
 const pgPasswordRotation: Scenario = {

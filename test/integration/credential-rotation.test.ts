@@ -16,6 +16,7 @@ import { uniqueName } from '../support/database.js';
 import { runCli } from '../support/run-cli.js';
 import { query } from '../support/slot.js';
 import { tempDir } from '../support/temp-dir.js';
+import { prependHbaLines } from '../support/pg-hba.js';
 
 const bed = consumerTestbed({ clientId: 'credential-rotation-test' });
 const { stack, consumers, produce, effectsById, waitFor, recordEffect } = bed;
@@ -24,16 +25,6 @@ const role = uniqueName('rotating');
 const passwordFile = join(dir, 'password');
 let roleUrl = '';
 let restoreHba: () => Promise<void> = async () => undefined;
-
-/** The server's pg_hba.conf rewritten through COPY (the server's own user writes it, native or container alike). */
-async function writeHba(lines: string[]): Promise<void> {
-  await bed.pool.query('create table if not exists hba_lines (n int primary key, l text)');
-  await bed.pool.query('truncate hba_lines');
-  await bed.pool.query('insert into hba_lines select n, l from unnest($1::text[]) with ordinality as t(l, n)', [lines]);
-  const { rows } = await bed.pool.query<{ file: string }>("select current_setting('hba_file') as file");
-  await bed.pool.query(`copy (select l from hba_lines order by n) to '${rows[0]!.file.replace(/'/g, "''")}'`);
-  await bed.pool.query('select pg_reload_conf()');
-}
 
 /** The new password set and written to the file; returns how many of the role's connections were terminated. */
 async function rotate(password: string): Promise<number> {
@@ -67,10 +58,10 @@ async function login(password: string): Promise<string> {
 beforeAll(async () => {
   await query(stack.databaseUrl, `create role ${role} login password 'first-Pa55'`);
   await bed.pool.query(`grant all on all tables in schema public to ${role}; grant all on all sequences in schema public to ${role}`);
-  const { rows } = await bed.pool.query<{ text: string }>("select pg_read_file(current_setting('hba_file')) as text");
-  const original = rows[0]!.text.replace(/\t/g, ' ').split('\n');
-  await writeHba([`host all ${role} 0.0.0.0/0 scram-sha-256`, `host all ${role} ::/0 scram-sha-256`, ...original]);
-  restoreHba = () => writeHba(original);
+  restoreHba = await prependHbaLines(
+    (sql, params) => bed.pool.query(sql, params).then((r) => r.rows as Array<Record<string, unknown>>),
+    [`host all ${role} 0.0.0.0/0 scram-sha-256`, `host all ${role} ::/0 scram-sha-256`],
+  );
   const url = new URL(bed.db.url);
   url.username = role;
   url.password = '';
